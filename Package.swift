@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "BlobStream",
+    products: [
+        .library(name: "BlobStream", targets: ["BlobStream"]),
+        .library(name: "BlobUpload", targets: ["BlobUpload"]),
+        .executable(name: "blobstream", targets: ["blobstream"]),
+        .executable(name: "blob-bench", targets: ["blob-bench"]),
+    ],
+    targets: [
+        // CPU intrinsics (SSE4.2 crc32, PCLMULQDQ, SHA-NI) behind function-level target
+        // attributes, so the package needs no unsafe flags and runs on any x86-64 or other CPU.
+        .target(name: "CBlobStreamIntrinsics"),
+        .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics"]),
+        .target(name: "BlobUpload", dependencies: ["BlobStream"]),
+        .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload"]),
+        .executableTarget(
+            name: "blob-bench",
+            dependencies: ["BlobStream", "BlobUpload"],
+            path: "Benchmarks/blob-bench"
+        ),
+        .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream"]),
+        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
