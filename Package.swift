@@ -21,8 +21,11 @@ let package = Package(
             dependencies: ["BlobStream", "BlobUpload"],
             path: "Benchmarks/blob-bench"
         ),
-        .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream"]),
-        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload"]),
+        // Helpers shared by the test targets: server discovery, a fault-injecting TCP proxy,
+        // in-memory sources.
+        .target(name: "BlobTestSupport", dependencies: ["BlobStream"], path: "Tests/BlobTestSupport"),
+        .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream", "BlobTestSupport"]),
+        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "BlobTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,3 @@
+import Foundation
+
+print("blob-bench: no scenarios yet")

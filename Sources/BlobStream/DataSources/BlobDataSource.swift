@@ -1,0 +1,120 @@
+/// What a data source learned when it opened: how long the blob is and which version of it
+/// the source is reading.
+public struct BlobSourceDescription: Sendable, Hashable {
+    /// The total length of the blob in bytes, or `nil` when the source cannot know it up front
+    /// (for example a chunked HTTP response). When it is known, the stream treats any end of
+    /// data before this length as an error, never as a short blob.
+    public var length: Int64?
+
+    /// An opaque token that names the version of the blob: an inode and modification time, an
+    /// HTTP entity tag, an asset's revision. After a reopen the stream compares the new token
+    /// with the first one and fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)``
+    /// if they differ, so bytes of two versions are never mixed. `nil` means "not known".
+    public var identity: String?
+
+    /// Creates a description.
+    /// - Parameters:
+    ///   - length: The total length in bytes, or `nil` when unknown.
+    ///   - identity: A version token, or `nil` when the source has none.
+    public init(length: Int64?, identity: String? = nil) {
+        self.length = length
+        self.identity = identity
+    }
+}
+
+/// The answer of one ``BlobDataSource/read(into:at:whenReadable:)`` call.
+public enum BlobSourceReadResult: Sendable, Equatable {
+    /// `count` bytes (always more than zero) were written to the start of the buffer.
+    case read(Int)
+    /// There are no bytes at this offset because the blob ends here. Only a source that knows
+    /// the data is complete may answer this; a source that merely has no bytes *yet* answers
+    /// ``wouldBlock``.
+    case end
+    /// No bytes are available at this offset yet. The source keeps the `whenReadable` callback
+    /// of this call and invokes it exactly once, on any thread, when a new call may succeed
+    /// (bytes arrived, the transfer ended or failed, or the handle went stale).
+    case wouldBlock
+    /// The source's handle went stale (an asset library changed, a connection dropped). This is
+    /// not a failure: the stream closes the source, opens it again and repeats the read at the
+    /// same offset.
+    case invalidated
+    /// The read failed for good. The stream reports this error unchanged.
+    case failed(BlobStreamError)
+}
+
+/// A place a ``BlobInputStream`` reads its bytes from: a file, an asset store, an HTTP server.
+///
+/// ## Contract
+/// The stream is the only caller. It calls the methods in this order:
+/// `open` → any number of `read` → `close`, and after an invalidation, or to start again,
+/// `open` once more on the same object (a source must support being reopened after `close`).
+///
+/// - Calls are never concurrent: the stream never calls `read` or `close` while another call
+///   of this source is running, and never calls `read` before `open` has completed
+///   successfully. They may come from different threads.
+/// - `open` may complete synchronously (calling `completion` before it returns) or later, on
+///   any thread. It calls `completion` exactly once.
+/// - `read` must not wait for slow work: a source whose bytes arrive asynchronously answers
+///   ``BlobSourceReadResult/wouldBlock`` and calls `whenReadable` later. Reads of local storage
+///   (`pread` of a file, an asset representation's `getBytes`) count as immediate.
+/// - Reads are positional: the stream passes the absolute offset of the byte it wants. This is
+///   why reopening after an invalidation needs no cursor bookkeeping in the source, why files
+///   can use `pread` and assets their offset-based reads, and why a seek is free. The stream
+///   asks for contiguous, increasing offsets except after a seek or a reopen; a source that can
+///   only go forward (an HTTP transfer) restarts itself when the offset jumps.
+/// - The stream asks for at least its block size at a time (unless the blob ends sooner), so a
+///   source may assume large reads; it may return fewer bytes than asked.
+/// - `close` releases every resource, cancels outstanding work and drops any `whenReadable`
+///   callback it still holds without calling it. It may be called more than once.
+///
+/// Inspired by okio's `Source` and Go's `io.ReaderAt`: one small interface, decorated by
+/// features rather than grown by them.
+public protocol BlobDataSource: AnyObject, Sendable {
+    /// A human-readable name of what is being read (a path, a URL, an asset identifier), used in
+    /// error messages.
+    var resourceName: String { get }
+
+    /// The block size this source reads best at. The stream uses it as its default
+    /// ``BlobInputStream/blockSize``. Expensive sources (assets, networks) ask for large blocks;
+    /// cheap ones (files) for blocks the size of a typical read, so reads need no extra copy.
+    var preferredBlockSize: Int { get }
+
+    /// Opens (or reopens) the source and calls `completion` exactly once, synchronously or later
+    /// on any thread, with the blob's description or the reason it could not be opened.
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void)
+
+    /// Copies bytes that start at `offset` into `buffer` without waiting for slow work.
+    /// - Parameters:
+    ///   - buffer: Where to write; never empty. Valid only during the call.
+    ///   - offset: The absolute offset of the first byte wanted, at least 0 and, when the length
+    ///     is known, at most the length.
+    ///   - whenReadable: Kept only when the answer is ``BlobSourceReadResult/wouldBlock``, and then
+    ///     called exactly once, on any thread, when another read may make progress; it may even
+    ///     be called before `read` returns.
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult
+
+    /// Releases the source's resources. Idempotent; the source may be opened again afterwards.
+    func close()
+
+    /// Called by a synchronous stream just before it blocks the calling thread to wait for this
+    /// source (an open, a reopen, or a read that answered ``BlobSourceReadResult/wouldBlock``).
+    /// Return why that wait could never end — the source needs the very thread or queue that
+    /// would be blocked, like an asset store that answers only on the main queue when the caller
+    /// is the main thread — and the stream fails at once with
+    /// ``BlobStreamError/wouldDeadlock(resource:reason:)`` instead of hanging. Return `nil` when
+    /// waiting is safe.
+    func reasonWaitingWouldDeadlock() -> String?
+}
+
+extension BlobDataSource {
+    /// 64 KiB: the size of a typical read, so a local source pays no extra copy.
+    public var preferredBlockSize: Int { 64 * 1024 }
+
+    /// `nil`: by default a source needs no particular thread to make progress.
+    public func reasonWaitingWouldDeadlock() -> String? { nil }
+}
+

@@ -1,0 +1,4 @@
+import Foundation
+
+FileHandle.standardError.write(Data("usage: blobstream <subcommand> ...\n".utf8))
+exit(64)
