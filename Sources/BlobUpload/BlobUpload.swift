@@ -1,1 +1,0 @@
-// BlobUpload: streamed PUT/POST and resumable tus 1.0 uploads of any BlobInputStream.

@@ -1,0 +1,91 @@
+import BlobStream
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Why an upload failed. Every case names the URL (and, where it matters, the method, status
+/// and byte offset), so the message alone says what went wrong and where.
+public enum BlobUploadError: Error, Sendable, Hashable {
+    /// Reading the body failed: the stream or its data source reported `error`.
+    case source(BlobStreamError)
+    /// The server answered `method url` with a status that is neither success nor one the
+    /// client handles itself. `message` is the start of the response body, if it had one.
+    case httpStatus(method: String, url: String, statusCode: Int, message: String?)
+    /// The request could not be sent or its answer not received (refused, reset, timed out).
+    /// `code` is the `URLError` code, when there is one.
+    case network(method: String, url: String, reason: String, code: Int?)
+    /// The server redirected a request that carries a body. Following it would re-send the
+    /// body — and FoundationNetworking re-sends an *empty* one on 307/308 — so the redirect is
+    /// refused. Send the request to `location` directly instead.
+    case redirectRefused(method: String, url: String, statusCode: Int, location: String?)
+    /// The tus upload at `url` no longer exists (404 or 410: expired or terminated).
+    /// Start a new upload, or let the client do it with
+    /// ``TusUploadOptions/restartIfGone``.
+    case uploadGone(url: String, statusCode: Int)
+    /// The server rejected the chunk at `offset` with 460 Checksum Mismatch `attempts` times
+    /// in a row: the bytes are corrupted somewhere between this process and the server.
+    case checksumMismatch(url: String, offset: Int64, attempts: Int)
+    /// The upload at `url` was created for `serverLength` bytes, but the source has
+    /// `sourceLength`: it is a different blob, or it changed since the upload started.
+    case lengthMismatch(url: String, serverLength: Int64?, sourceLength: Int64)
+    /// The server accepts uploads of at most `maxSize` bytes; the source has `length`.
+    case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
+    /// The server's answer breaks the tus protocol in a way the client cannot work around.
+    case protocolViolation(url: String, reason: String)
+    /// The length of `source` is not known, but a tus upload must announce it when created.
+    case lengthUnknown(source: String)
+    /// The metadata key `key` cannot be sent in `Upload-Metadata`.
+    case invalidMetadata(key: String, reason: String)
+    /// `attempts` tries in a row to move the upload at `url` past `offset` failed;
+    /// `lastError` is the last failure.
+    indirect case retriesExhausted(url: String, offset: Int64, attempts: Int, lastError: BlobUploadError)
+    /// The upload was cancelled by its caller (task cancellation). A tus upload can be resumed
+    /// later from its URL.
+    case cancelled
+}
+
+extension BlobUploadError: CustomStringConvertible {
+    /// A sentence that says what failed, where, and, where it helps, what to do.
+    public var description: String {
+        switch self {
+        case .source(let error):
+            return "reading the upload's source failed: \(error)"
+        case .httpStatus(let method, let url, let status, let message):
+            let reason = HTTPURLResponse.localizedString(forStatusCode: status)
+            let detail = message.map { $0.isEmpty ? "" : ": \($0)" } ?? ""
+            return "\(method) \(url): HTTP \(status) \(reason)\(detail)"
+        case .network(let method, let url, let reason, _):
+            return "\(method) \(url): network error: \(reason)"
+        case .redirectRefused(let method, let url, let status, let location):
+            let target = location.map { " to \($0)" } ?? ""
+            return "\(method) \(url): refused to follow the HTTP \(status) redirect\(target): "
+                + "it would re-send the body (FoundationNetworking re-sends an empty one); use the target URL directly"
+        case .uploadGone(let url, let status):
+            return "\(url): the upload is gone (HTTP \(status)): it expired or was terminated; start a new upload"
+        case .checksumMismatch(let url, let offset, let attempts):
+            return "\(url): the server rejected the chunk at offset \(offset) with 460 Checksum Mismatch \(attempts) times in a row"
+        case .lengthMismatch(let url, let serverLength, let sourceLength):
+            let server = serverLength.map(String.init) ?? "an unknown length"
+            return "\(url): the upload was created for \(server) bytes but the source has \(sourceLength) bytes; "
+                + "it is not the same blob"
+        case .tooLarge(let endpoint, let length, let maxSize):
+            return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
+        case .protocolViolation(let url, let reason):
+            return "\(url): the server broke the tus protocol: \(reason)"
+        case .lengthUnknown(let source):
+            return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
+        case .invalidMetadata(let key, let reason):
+            return "metadata key \"\(key)\" cannot be sent: \(reason)"
+        case .retriesExhausted(let url, let offset, let attempts, let last):
+            return "\(url): gave up at offset \(offset) after \(attempts) failed attempts in a row; last error: \(last)"
+        case .cancelled:
+            return "the upload was cancelled"
+        }
+    }
+}
+
+extension BlobUploadError: LocalizedError {
+    /// The same text as ``description``, so `localizedDescription` is useful too.
+    public var errorDescription: String? { description }
+}

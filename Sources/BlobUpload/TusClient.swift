@@ -1,0 +1,155 @@
+import BlobStream
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A client of the tus 1.0 resumable upload protocol (<https://tus.io/protocols/resumable-upload>):
+/// discovery, creation, chunked upload with per-chunk checksums, resume, termination.
+///
+/// ```swift
+/// let client = TusClient(endpoint: URL(string: "https://example.com/files/")!)
+/// let result = try await client.upload(.file(path: "/videos/clip.mov")) { event in
+///     if case .created(let url) = event { print(url) }   // save it to resume later
+/// }
+/// ```
+///
+/// Each chunk is read from the source into one reusable buffer before its PATCH starts, and
+/// sent with `Content-Length`: no temporary files, memory about one chunk, and no
+/// deadlock when the source is itself an HTTP download in this process.
+///
+/// Thread-safe; one client can run many uploads at once. Cancel an upload by cancelling the
+/// task that awaits it; it can be resumed later from its URL.
+public final class TusClient: Sendable {
+    /// The creation URL uploads are `POST`ed to (and `OPTIONS` asked).
+    public let endpoint: URL
+    /// Headers sent with every request (authorization), besides those of the options.
+    public let headers: [String: String]
+    let transport: HTTPTransport
+
+    /// Creates a client for the tus server whose creation URL is `endpoint`.
+    /// - Parameters:
+    ///   - endpoint: The creation URL, e.g. `http://127.0.0.1:18090/files/`.
+    ///   - headers: Headers sent with every request.
+    ///   - configuration: The URLSession configuration, or `nil` for an ephemeral one
+    ///     without caches or cookies and the 30 s idle timeout the protocol recommends.
+    public init(endpoint: URL, headers: [String: String] = [:], configuration: URLSessionConfiguration? = nil) {
+        self.endpoint = endpoint
+        self.headers = headers
+        transport = HTTPTransport(configuration: configuration ?? HTTPTransport.defaultConfiguration())
+    }
+
+    /// Asks the server what it supports (`OPTIONS` on the endpoint).
+    /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for a non-2xx
+    ///   answer, ``BlobUploadError/network(method:url:reason:code:)``, ``BlobUploadError/cancelled``.
+    public func discover(headers extra: [String: String] = [:]) async throws(BlobUploadError) -> TusServerCapabilities {
+        // The protocol asks clients to leave Tus-Resumable out of OPTIONS.
+        let reply = try await send("OPTIONS", endpoint, headers: extra, tusResumable: false)
+        guard reply.isSuccess else { throw reply.statusError() }
+        return TusServerCapabilities(headers: reply.headers)
+    }
+
+    /// Creates an upload of `length` bytes (`POST` to the endpoint) and returns its URL,
+    /// resolved against the endpoint when the server answers with a relative `Location`.
+    /// - Parameter metadata: `Upload-Metadata` pairs; tuspyserver and others require
+    ///   `filename` and `filetype`.
+    /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` when the server
+    ///   does not answer 201, ``BlobUploadError/protocolViolation(url:reason:)`` without a
+    ///   usable `Location`, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
+    ///   ``BlobUploadError/cancelled``.
+    public func create(
+        length: Int64, metadata: [String: String], headers extra: [String: String] = [:]
+    ) async throws(BlobUploadError) -> URL {
+        var headers = extra
+        headers["Upload-Length"] = String(length)
+        let encoded = try TusMetadata.encode(metadata)
+        if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
+        let reply = try await send("POST", endpoint, headers: headers, body: .data(Data()))
+        guard reply.statusCode == 201 || reply.isSuccess else { throw reply.statusError() }
+        guard let location = reply.header("location"), !location.isEmpty else {
+            throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
+        }
+        guard let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
+            throw .protocolViolation(url: endpoint.absoluteString, reason: "the Location \"\(location)\" is not a URL")
+        }
+        return url
+    }
+
+    /// Asks the server how much of the upload at `uploadURL` it has (`HEAD`).
+    /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` for 404/410,
+    ///   ``BlobUploadError/protocolViolation(url:reason:)``
+    ///   without a valid `Upload-Offset`, other statuses, network errors, cancellation.
+    public func status(of uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) -> TusUploadStatus {
+        let reply = try await send("HEAD", uploadURL, headers: extra)
+        if [404, 410].contains(reply.statusCode) {
+            throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
+        }
+        guard reply.isSuccess else { throw reply.statusError() }
+        guard let offset = reply.header("upload-offset").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }),
+              offset >= 0 else {
+            throw .protocolViolation(url: uploadURL.absoluteString, reason: "the HEAD answer has no valid Upload-Offset")
+        }
+        let length = reply.header("upload-length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        if let length, offset > length {
+            throw .protocolViolation(
+                url: uploadURL.absoluteString, reason: "Upload-Offset \(offset) is past Upload-Length \(length)")
+        }
+        return TusUploadStatus(
+            offset: offset, length: length,
+            metadata: reply.header("upload-metadata").map(TusMetadata.decode) ?? [:])
+    }
+
+    /// Terminates the upload at `uploadURL` (`DELETE`, the termination extension): the
+    /// server frees it and answers 404 or 410 from then on.
+    /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` when it was already gone, other
+    ///   statuses, network errors, cancellation.
+    public func terminate(_ uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) {
+        let reply = try await send("DELETE", uploadURL, headers: extra, body: .data(Data()))
+        if [404, 410].contains(reply.statusCode) {
+            throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
+        }
+        guard reply.isSuccess else { throw reply.statusError() }
+    }
+
+    /// Uploads `source`: creates a new upload, or continues the one at `uploadURL`, and sends
+    /// the bytes the server lacks in PATCH requests of ``TusUploadOptions/chunkSize``, until
+    /// the server has them all. Failures are retried as ``TusRetryPolicy`` says, each time from
+    /// the offset the server reports.
+    ///
+    /// - Parameters:
+    ///   - source: Where the bytes come from.
+    ///   - uploadURL: An upload created earlier (by this or another process) to continue, or
+    ///     `nil` to create one. Its `Upload-Length` must equal the source's length.
+    ///   - options: Chunking, metadata, checksums, retries.
+    ///   - events: Called, on the uploading task, with ``TusUploadEvent/created(uploadURL:)``
+    ///     as soon as a new upload exists, progress as the server confirms bytes, and retries.
+    /// - Returns: The finished upload.
+    /// - Throws: ``BlobUploadError`` — ``BlobUploadError/uploadGone(url:statusCode:)``,
+    ///   ``BlobUploadError/retriesExhausted(url:offset:attempts:lastError:)``,
+    ///   ``BlobUploadError/source(_:)``, ``BlobUploadError/cancelled`` and the others.
+    public func upload(
+        _ source: UploadSource,
+        resuming uploadURL: URL? = nil,
+        options: TusUploadOptions = TusUploadOptions(),
+        events: (@Sendable (TusUploadEvent) -> Void)? = nil
+    ) async throws(BlobUploadError) -> TusUploadResult {
+        let upload = TusUpload(client: self, source: source, options: options, events: events ?? { _ in })
+        return try await upload.run(resuming: uploadURL)
+    }
+
+    /// Sends one tus request: `Tus-Resumable` and the client's headers added.
+    func send(
+        _ method: String, _ url: URL, headers extra: [String: String],
+        body: HTTPBody = .none, tusResumable: Bool = true
+    ) async throws(BlobUploadError) -> HTTPReply {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        for (name, value) in headers.merging(extra, uniquingKeysWith: { $1 }) {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        if tusResumable {
+            request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
+        }
+        return try await transport.send(request, body: body)
+    }
+}

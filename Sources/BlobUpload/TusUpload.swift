@@ -1,0 +1,267 @@
+import BlobStream
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One run of ``TusClient/upload(_:resuming:options:events:)``: the state machine that
+/// creates or resumes an upload, sends chunks, and recovers from failures by asking the
+/// server for its offset. Used by one task only.
+final class TusUpload {
+    private let client: TusClient
+    private let source: UploadSource
+    private let options: TusUploadOptions
+    private let emit: @Sendable (TusUploadEvent) -> Void
+    private let reader: ChunkReader
+
+    private var uploadURL: URL?
+    private var length: Int64 = 0
+    /// What the server has confirmed: the only offset a PATCH is ever sent from.
+    private var offset: Int64 = 0
+    private var startOffset: Int64 = 0
+    private var hasher: (any ChunkHasher)?
+    /// Failures since the offset last moved forward.
+    private var failures = 0
+    /// 460 answers for the chunk at `offset`.
+    private var mismatches = 0
+    private var restarts = 0
+    private var retries = 0
+    private var bytesSent: Int64 = 0
+
+    init(client: TusClient, source: UploadSource, options: TusUploadOptions, events: @escaping @Sendable (TusUploadEvent) -> Void) {
+        self.client = client
+        self.source = source
+        self.options = options
+        self.emit = events
+        reader = ChunkReader(source: source, chunkSize: options.chunkSize)
+    }
+
+    func run(resuming existing: URL?) async throws(BlobUploadError) -> TusUploadResult {
+        let capabilities = try await discover()
+        hasher = ChunkHashers.choose(for: capabilities, policy: options.checksum)
+        if let existing {
+            try await resume(existing)
+        } else {
+            length = try await reader.start(at: 0)
+            try check(length, against: capabilities)
+            try await createUpload()
+        }
+        startOffset = offset
+        emit(.progress(UploadProgress(completedBytes: offset, totalBytes: length)))
+        while offset < length {
+            if Task.isCancelled { throw .cancelled }
+            try await reader.prepareChunk(at: offset)
+            do {
+                let confirmed = try await sendChunk()
+                advance(to: confirmed)
+            } catch {
+                try await recover(from: error)
+            }
+        }
+        await reader.close()
+        return TusUploadResult(
+            uploadURL: uploadURL ?? client.endpoint, length: length, startOffset: startOffset,
+            bytesSent: bytesSent, retries: retries, checksumAlgorithm: hasher?.name)
+    }
+
+    // MARK: Steps
+
+    private func discover() async throws(BlobUploadError) -> TusServerCapabilities {
+        let capabilities: TusServerCapabilities
+        do {
+            capabilities = try await retrying { () async throws(BlobUploadError) in
+                try await client.discover(headers: options.headers)
+            }
+        } catch .httpStatus(_, _, let status, _) where (400..<500).contains(status) {
+            // OPTIONS is optional for servers: assume only the core protocol.
+            return .unknown
+        }
+        if !capabilities.versions.isEmpty, !capabilities.versions.contains("1.0.0") {
+            throw .protocolViolation(
+                url: client.endpoint.absoluteString,
+                reason: "the server speaks tus \(capabilities.versions.joined(separator: ", ")), not 1.0.0")
+        }
+        return capabilities
+    }
+
+    private func check(_ length: Int64, against capabilities: TusServerCapabilities) throws(BlobUploadError) {
+        if let maxSize = capabilities.maxSize, length > maxSize {
+            throw .tooLarge(endpoint: client.endpoint.absoluteString, length: length, maxSize: maxSize)
+        }
+    }
+
+    private func createUpload() async throws(BlobUploadError) {
+        var metadata = options.metadata
+        metadata["filename"] = options.filename ?? Self.lastComponent(of: source.name)
+        metadata["filetype"] = options.filetype
+        let length = self.length
+        let url = try await retrying { () async throws(BlobUploadError) in
+            try await client.create(length: length, metadata: metadata, headers: options.headers)
+        }
+        uploadURL = url
+        offset = 0
+        mismatches = 0
+        emit(.created(uploadURL: url))
+    }
+
+    private func resume(_ url: URL) async throws(BlobUploadError) {
+        uploadURL = url
+        let status: TusUploadStatus
+        do {
+            status = try await serverStatus()
+        } catch .uploadGone(let goneURL, let code) {
+            length = try await reader.start(at: 0)
+            try await restart(after: .uploadGone(url: goneURL, statusCode: code))
+            return
+        }
+        length = try await reader.start(at: status.offset)
+        if status.length != length {
+            throw .lengthMismatch(url: url.absoluteString, serverLength: status.length, sourceLength: length)
+        }
+        offset = status.offset
+        emit(.resumed(uploadURL: url, offset: offset))
+    }
+
+    /// Sends the prepared chunk from `offset`; returns the server's new offset.
+    private func sendChunk() async throws(BlobUploadError) -> Int64 {
+        guard let uploadURL else { throw .protocolViolation(url: client.endpoint.absoluteString, reason: "no upload") }
+        var headers = options.headers
+        headers["Content-Type"] = "application/offset+octet-stream"
+        headers["Upload-Offset"] = String(offset)
+        if let hasher {
+            headers["Upload-Checksum"] = await reader.checksum(hasher)
+        }
+        var body = reader.chunkData()
+        if let hook = options.chunkBodyHook {
+            body = Data(body)
+            hook(offset, &body)
+        }
+        bytesSent += Int64(body.count)
+        let reply = try await client.send("PATCH", uploadURL, headers: headers, body: .data(body))
+        if [404, 410].contains(reply.statusCode) {
+            throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
+        }
+        guard reply.isSuccess else { throw reply.statusError() }
+        guard let confirmed = reply.header("upload-offset").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }) else {
+            throw .protocolViolation(url: uploadURL.absoluteString, reason: "the PATCH answer has no valid Upload-Offset")
+        }
+        guard confirmed > offset, confirmed <= length else {
+            throw .protocolViolation(
+                url: uploadURL.absoluteString,
+                reason: "the PATCH from offset \(offset) of a \(length)-byte upload answered Upload-Offset \(confirmed)")
+        }
+        return confirmed
+    }
+
+    private func advance(to confirmed: Int64) {
+        if confirmed > offset {
+            failures = 0
+            mismatches = 0
+        }
+        offset = confirmed
+        emit(.progress(UploadProgress(completedBytes: offset, totalBytes: length)))
+    }
+
+    /// Decides whether a failed PATCH is worth another try, waits if it is, and learns the
+    /// server's real offset before anything is sent again.
+    private func recover(from error: BlobUploadError) async throws(BlobUploadError) {
+        switch error {
+        case .uploadGone:
+            try await restart(after: error)
+            return
+        case .httpStatus(_, _, 460, _):
+            mismatches += 1
+            retries += 1
+            if mismatches >= options.maxChecksumMismatches {
+                throw .checksumMismatch(url: uploadURL?.absoluteString ?? "", offset: offset, attempts: mismatches)
+            }
+            emit(.retrying(attempt: mismatches, delay: 0, error: error))
+        case .httpStatus(_, _, 409, _):
+            try await countFailure(error, waiting: false)
+        default:
+            try await countFailure(error, waiting: true)
+        }
+        let status: TusUploadStatus
+        do {
+            status = try await serverStatus()
+        } catch .uploadGone(let url, let code) {
+            try await restart(after: .uploadGone(url: url, statusCode: code))
+            return
+        }
+        if let serverLength = status.length, serverLength != length {
+            throw .lengthMismatch(url: uploadURL?.absoluteString ?? "", serverLength: serverLength, sourceLength: length)
+        }
+        advance(to: status.offset)
+    }
+
+    private func serverStatus() async throws(BlobUploadError) -> TusUploadStatus {
+        guard let uploadURL else { throw .protocolViolation(url: client.endpoint.absoluteString, reason: "no upload") }
+        return try await retrying { () async throws(BlobUploadError) in
+            try await client.status(of: uploadURL, headers: options.headers)
+        }
+    }
+
+    /// Starts over with a new upload when the caller allows it, else rethrows `gone`.
+    private func restart(after gone: BlobUploadError) async throws(BlobUploadError) {
+        guard options.restartIfGone, restarts < options.retry.maxAttempts, let goneURL = uploadURL else { throw gone }
+        restarts += 1
+        emit(.restarting(goneURL: goneURL))
+        try await createUpload()
+        emit(.progress(UploadProgress(completedBytes: 0, totalBytes: length)))
+    }
+
+    // MARK: Retrying
+
+    private func retrying<T>(_ operation: () async throws(BlobUploadError) -> T) async throws(BlobUploadError) -> T {
+        while true {
+            do {
+                return try await operation()
+            } catch {
+                try await countFailure(error, waiting: true)
+            }
+        }
+    }
+
+    /// Counts a failure against the budget and waits before the next try; rethrows failures
+    /// that another try cannot fix, and the last one when the budget is spent.
+    private func countFailure(_ error: BlobUploadError, waiting: Bool) async throws(BlobUploadError) {
+        guard Self.isTransient(error) else { throw error }
+        failures += 1
+        retries += 1
+        if failures >= options.retry.maxAttempts {
+            throw .retriesExhausted(
+                url: (uploadURL ?? client.endpoint).absoluteString, offset: offset,
+                attempts: failures, lastError: error)
+        }
+        let delay = waiting ? options.retry.delay(forAttempt: failures) : 0
+        emit(.retrying(attempt: failures, delay: delay, error: error))
+        if delay > 0 {
+            do {
+                try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+            } catch {
+                throw .cancelled
+            }
+        }
+    }
+
+    /// Failures that may pass: the connection, a restarting or busy server, a lost race.
+    static func isTransient(_ error: BlobUploadError) -> Bool {
+        switch error {
+        case .network(_, _, _, let code):
+            let permanent: Set<Int> = [
+                URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue,
+                URLError.Code.cannotFindHost.rawValue,
+            ]
+            return !permanent.contains(code ?? 0)
+        case .httpStatus(_, _, let status, _):
+            return status >= 500 || [408, 409, 423, 429, 460].contains(status)
+        default:
+            return false
+        }
+    }
+
+    private static func lastComponent(of name: String) -> String {
+        let component = URL(string: name)?.lastPathComponent ?? (name as NSString).lastPathComponent
+        return component.isEmpty || component == "/" ? name : component
+    }
+}

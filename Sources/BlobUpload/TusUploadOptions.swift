@@ -1,0 +1,95 @@
+import Foundation
+
+/// How a tus upload behaves: chunking, metadata, checksums and how hard it tries.
+public struct TusUploadOptions: Sendable {
+    /// The body size of each PATCH, and the memory the upload needs: one buffer of this size
+    /// (plus URLSession's copy of the chunk in flight). 4 MiB by default.
+    public var chunkSize: Int = 4 * 1024 * 1024
+    /// The `filename` metadata; defaults to the last path component of the source's name.
+    public var filename: String?
+    /// The `filetype` metadata. `application/octet-stream` by default.
+    public var filetype: String = "application/octet-stream"
+    /// Further `Upload-Metadata` pairs; `filename` and `filetype` above win over keys of the
+    /// same name here.
+    public var metadata: [String: String] = [:]
+    /// Which `Upload-Checksum` to send with each PATCH.
+    public var checksum: TusChecksumPolicy = .automatic
+    /// When the upload turns out to be gone (404/410: expired or terminated), start a new one
+    /// from the first byte instead of failing with ``BlobUploadError/uploadGone(url:statusCode:)``.
+    /// The new upload URL is reported with ``TusUploadEvent/created(uploadURL:)``.
+    public var restartIfGone = false
+    /// How often, and how patiently, failed requests are retried.
+    public var retry = TusRetryPolicy()
+    /// How many times in a row one chunk may be answered 460 Checksum Mismatch before the
+    /// upload fails with ``BlobUploadError/checksumMismatch(url:offset:attempts:)``.
+    public var maxChecksumMismatches = 3
+    /// Extra headers sent with every request (authorization).
+    public var headers: [String: String] = [:]
+    /// Test seam: rewrites a copy of each PATCH body (after its checksum was computed) just
+    /// before it is sent, given the offset it is sent from — to simulate corruption in transit.
+    var chunkBodyHook: (@Sendable (_ offset: Int64, _ body: inout Data) -> Void)?
+
+    /// Options with every default.
+    public init() {}
+}
+
+/// Retries with randomised exponential backoff, as the tus protocol recommends.
+///
+/// Connection failures, timeouts, 5xx, 423 and 429 are retried after a delay; 409 Conflict and
+/// 460 Checksum Mismatch at once. Before each retry the client asks the server for its offset
+/// (`HEAD`) and continues from there, never from where it believes it was.
+public struct TusRetryPolicy: Sendable, Hashable {
+    /// Failures in a row (without the server's offset moving forward) after which the upload
+    /// gives up with ``BlobUploadError/retriesExhausted(url:offset:attempts:lastError:)``. 8.
+    public var maxAttempts = 8
+    /// The delay before the first retry, in seconds. 0.25.
+    public var initialDelay: TimeInterval = 0.25
+    /// The longest delay between retries, in seconds. 8.
+    public var maxDelay: TimeInterval = 8
+    /// The fraction by which each delay is randomly shortened or lengthened, so clients that
+    /// failed together do not retry together. 0.2.
+    public var jitter = 0.2
+
+    /// A policy with every default.
+    public init() {}
+
+    /// The delay before retry number `attempt` (1 for the first).
+    func delay(forAttempt attempt: Int) -> TimeInterval {
+        let base = min(maxDelay, initialDelay * pow(2, Double(max(0, attempt - 1))))
+        guard jitter > 0 else { return base }
+        return max(0, base * Double.random(in: (1 - jitter)...(1 + jitter)))
+    }
+}
+
+/// Something that happened during a tus upload, reported as it happens.
+public enum TusUploadEvent: Sendable, Hashable {
+    /// A new upload was created at `uploadURL`. Save it: ``TusClient/upload(_:resuming:options:events:)``
+    /// can continue it later, even from another process. A command-line tool prints it first.
+    case created(uploadURL: URL)
+    /// An existing upload is being continued from `offset`.
+    case resumed(uploadURL: URL, offset: Int64)
+    /// The server has confirmed `progress.completedBytes` bytes.
+    case progress(UploadProgress)
+    /// Request number `attempt` of a series failed with `error`; the client waits `delay`
+    /// seconds, asks the server for its offset and continues from there.
+    case retrying(attempt: Int, delay: TimeInterval, error: BlobUploadError)
+    /// The upload at `uploadURL` is gone and ``TusUploadOptions/restartIfGone`` is set: a new
+    /// upload follows (see ``created(uploadURL:)``).
+    case restarting(goneURL: URL)
+}
+
+/// The outcome of a finished tus upload.
+public struct TusUploadResult: Sendable, Hashable {
+    /// Where the upload lives on the server.
+    public var uploadURL: URL
+    /// Its length in bytes, all of which the server has confirmed.
+    public var length: Int64
+    /// The offset this call started from (0 for a new upload).
+    public var startOffset: Int64
+    /// The body bytes this call sent, including bytes sent again after failures.
+    public var bytesSent: Int64
+    /// The requests that failed and were retried.
+    public var retries: Int
+    /// The `Upload-Checksum` algorithm used, if any.
+    public var checksumAlgorithm: String?
+}

@@ -1,0 +1,116 @@
+import BlobStream
+import Foundation
+
+/// Where a tus upload reads its bytes: a way to get a fresh stream *at any offset*, so the
+/// upload can continue at whatever offset the server reports after a failure or in a later
+/// process — a single stream could only go forward.
+///
+/// A ``BlobInputStream`` starts at an offset without reading the bytes before it
+/// (`Stream.PropertyKey.fileCurrentOffsetKey`); a plain `InputStream` is opened at its start
+/// and the bytes before the offset are read and dropped.
+public struct UploadSource: Sendable {
+    /// A name for messages and the default `filename` metadata: a path, a URL, an identifier.
+    public let name: String
+    /// The length in bytes, or `nil` to learn it from the first ``BlobInputStream`` opened
+    /// (``BlobInputStream/length``).
+    public let length: Int64?
+    private let makeStream: @Sendable (_ offset: Int64) throws -> Positioned
+
+    /// A stream and the offset of the first byte it will yield (at most the offset asked for).
+    struct Positioned {
+        var stream: InputStream
+        var startOffset: Int64
+    }
+
+    private init(name: String, length: Int64?, makeStream: @escaping @Sendable (Int64) throws -> Positioned) {
+        self.name = name
+        self.length = length
+        self.makeStream = makeStream
+    }
+
+    /// A source that makes ``BlobInputStream``s (synchronous mode) over fresh data sources.
+    /// - Parameters:
+    ///   - name: The source's name, for messages and the default `filename`.
+    ///   - length: The length if known; otherwise it is learned when the first stream opens.
+    ///   - makeDataSource: Makes a new, unopened data source each time the upload needs a
+    ///     stream (a stream closes its source for good).
+    public static func dataSource(
+        name: String,
+        length: Int64? = nil,
+        _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
+    ) -> UploadSource {
+        UploadSource(name: name, length: length) { offset in
+            let stream = BlobInputStream(dataSource: try makeDataSource())
+            // Refused only for negative offsets; an offset past the end fails the open.
+            _ = stream.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey)
+            return Positioned(stream: stream, startOffset: offset)
+        }
+    }
+
+    /// The file at `path`, read with `pread` (a ``FileDataSource``). Its length is read when
+    /// the upload starts; a file that changes meanwhile fails the upload rather than mixing
+    /// versions.
+    public static func file(path: String) -> UploadSource {
+        dataSource(name: path) { FileDataSource(path: path) }
+    }
+
+    /// The blob at `url`, through `registry`: `file:`, and every scheme registered there
+    /// (`asset:`, `http:`, `https:` once their modules register them).
+    /// - Throws: ``BlobUploadError/source(_:)`` when the registry cannot make a data source for
+    ///   the URL (unknown scheme, malformed URL).
+    public static func url(_ url: URL, registry: BlobURLRegistry = .shared) throws(BlobUploadError) -> UploadSource {
+        do {
+            _ = try registry.dataSource(for: url)
+        } catch {
+            throw .source(error)
+        }
+        return dataSource(name: url.isFileURL ? url.path : url.absoluteString) {
+            try registry.dataSource(for: url)
+        }
+    }
+
+    /// A source of plain `InputStream`s that the upload positions itself: it opens a new
+    /// stream at its start and reads and drops the bytes before the offset it needs.
+    /// - Parameters:
+    ///   - name: The source's name.
+    ///   - length: The exact number of bytes every stream yields.
+    ///   - makeStream: Makes a new, unopened stream positioned at the first byte.
+    public static func streams(
+        name: String,
+        length: Int64,
+        _ makeStream: @escaping @Sendable () throws -> InputStream
+    ) -> UploadSource {
+        UploadSource(name: name, length: length) { _ in
+            Positioned(stream: try makeStream(), startOffset: 0)
+        }
+    }
+
+    /// A source of streams that start at the offset asked for (a ranged download, a file
+    /// handle already seeked), for data that is cheaper to position than to skip.
+    /// - Parameters:
+    ///   - name: The source's name.
+    ///   - length: The total length; the stream for offset `n` yields `length - n` bytes.
+    ///   - makeStream: Makes a new, unopened stream whose first byte is the byte at `offset`.
+    public static func streams(
+        name: String,
+        length: Int64,
+        startingAt makeStream: @escaping @Sendable (_ offset: Int64) throws -> InputStream
+    ) -> UploadSource {
+        UploadSource(name: name, length: length) { offset in
+            Positioned(stream: try makeStream(offset), startOffset: offset)
+        }
+    }
+
+    /// A new stream whose first byte is at most `offset`.
+    func stream(at offset: Int64) throws(BlobUploadError) -> Positioned {
+        do {
+            return try makeStream(offset)
+        } catch let error as BlobStreamError {
+            throw .source(error)
+        } catch let error as BlobUploadError {
+            throw error
+        } catch {
+            throw .source(.sourceFailed(resource: name, reason: "could not make a stream: \(error.localizedDescription)"))
+        }
+    }
+}
