@@ -112,6 +112,7 @@ final class HTTPTransport: Sendable {
         let url = request.url ?? URL(fileURLWithPath: "/")
         let id = task.taskIdentifier
         let delegate = self.delegate
+        let interrupter = BodyInterrupter(body)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 delegate.register(id, Exchange(
@@ -119,7 +120,7 @@ final class HTTPTransport: Sendable {
                     onBytesSent: onBytesSent, continuation: continuation))
                 if Task.isCancelled {
                     delegate.finish(id, with: .failure(.cancelled))
-                    task.cancel()
+                    DispatchQueue.global().async { task.cancel() }
                 } else {
                     task.resume()
                 }
@@ -127,9 +128,32 @@ final class HTTPTransport: Sendable {
         } onCancel: {
             // Answer at once: a task cancelled before it started may never report completion.
             delegate.finish(id, with: .failure(.cancelled))
-            task.cancel()
+            // URLSessionTask.cancel() waits for URLSession's shared queue, which may be
+            // blocked in a read of the body stream: unblock the read, and never wait here.
+            interrupter.interrupt()
+            DispatchQueue.global().async { task.cancel() }
         }
         return try result.get()
+    }
+}
+
+/// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
+/// frees that queue: a ``BlobInputStream`` may be closed from any thread. Other streams
+/// promise no such thing and are left alone.
+private final class BodyInterrupter: @unchecked Sendable {
+    // Only ever closed, which BlobInputStream allows from any thread.
+    private let stream: BlobInputStream?
+
+    init(_ body: HTTPBody) {
+        if case .stream(let stream) = body {
+            self.stream = stream as? BlobInputStream
+        } else {
+            stream = nil
+        }
+    }
+
+    func interrupt() {
+        stream?.close()
     }
 }
 

@@ -88,7 +88,15 @@ public final class StreamedUploader: Sendable {
             onBytesSent = { sent in progress(UploadProgress(completedBytes: sent, totalBytes: expectedLength)) }
         }
         let bodyCheck = BodyCheck(body)
-        let reply = try await transport.send(request, body: .stream(body), onBytesSent: onBytesSent)
+        let reply: HTTPReply
+        do {
+            reply = try await transport.send(request, body: .stream(body), onBytesSent: onBytesSent)
+        } catch .cancelled {
+            throw .cancelled
+        } catch {
+            // A failing body makes URLSession abort the transfer with a vague network error.
+            throw bodyCheck.failure(url: url, bytesSent: nil, expectedLength: nil) ?? error
+        }
         // A failed or short body is the more important news: the status may even be a 201
         // for a truncated file.
         if let failure = bodyCheck.failure(url: url, bytesSent: reply.bytesSent, expectedLength: expectedLength) {
@@ -112,7 +120,7 @@ private final class BodyCheck: @unchecked Sendable {
         self.stream = stream
     }
 
-    func failure(url: URL, bytesSent: Int64, expectedLength: Int64?) -> BlobUploadError? {
+    func failure(url: URL, bytesSent: Int64?, expectedLength: Int64?) -> BlobUploadError? {
         if stream.streamStatus == .error {
             if let blob = stream as? BlobInputStream, let error = blob.blobError {
                 return .source(error)
@@ -120,7 +128,7 @@ private final class BodyCheck: @unchecked Sendable {
             let reason = stream.streamError?.localizedDescription ?? "the stream reported an error"
             return .source(.sourceFailed(resource: "body of \(url.absoluteString)", reason: reason))
         }
-        if let expectedLength, bytesSent != expectedLength {
+        if let expectedLength, let bytesSent, bytesSent != expectedLength {
             return .source(.unexpectedEnd(
                 resource: "body of \(url.absoluteString)", offset: bytesSent, expectedLength: expectedLength))
         }
