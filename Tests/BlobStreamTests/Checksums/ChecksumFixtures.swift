@@ -1,3 +1,4 @@
+import BlobStream
 import Foundation
 import Testing
 
@@ -113,4 +114,36 @@ final class ChecksumBox<Value>: @unchecked Sendable {
         set { lock.withLock { storage = newValue } }
     }
     func mutate<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&storage) } }
+}
+
+/// Serves `bytes`, then fails for good at `failAt` with `error`: a blob whose transfer breaks.
+final class FailingDataSource: BlobDataSource, @unchecked Sendable {
+    let resourceName = "failing-source"
+    let preferredBlockSize = 64 * 1024
+    private let bytes: [UInt8]
+    private let failAt: Int64
+    private let error: BlobStreamError
+
+    init(bytes: [UInt8], failAt: Int64, error: BlobStreamError) {
+        self.bytes = bytes
+        self.failAt = failAt
+        self.error = error
+    }
+
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        completion(.success(BlobSourceDescription(length: Int64(bytes.count))))
+    }
+
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        guard offset < failAt else { return .failed(error) }
+        let count = Int(min(Int64(buffer.count), failAt - offset))
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset), byteCount: count) }
+        return .read(count)
+    }
+
+    func close() {}
 }
