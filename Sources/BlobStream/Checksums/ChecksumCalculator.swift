@@ -164,16 +164,64 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         }
     }
 
-    /// The blocking loop: open, read while the stream has bytes, require `.atEnd`.
+    /// The blocking loop: open, read while the stream has bytes, require `.atEnd`. Reads stay
+    /// on the calling thread; for more than a few buffers' worth, hashing moves to a
+    /// ``HashingPipeline`` worker so that reading and hashing overlap.
     func readToEnd(_ stream: InputStream, progress: ((ChecksumProgress) -> Void)?) throws(BlobStreamError) -> ChecksumDigest {
         if stream.streamStatus == .notOpen { stream.open() }
         guard stream.streamStatus == .open || stream.streamStatus == .atEnd else {
             throw failure(of: stream, afterBytes: 0)
         }
         let total = stream.checksumRemainingLength
-        var checksum = algorithm.makeChecksum()
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 64)
-        defer { buffer.deallocate() }
+        if let total, total <= Int64(4 * bufferSize) {
+            var checksum = algorithm.makeChecksum()
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 64)
+            defer { buffer.deallocate() }
+            var done: Int64 = 0
+            try readLoop(stream, firstBuffer: buffer) { count in
+                checksum.update(UnsafeRawBufferPointer(start: buffer, count: count))
+                done += Int64(count)
+                reportProgress(progress, done: done, total: total)
+                return buffer
+            }
+            return checksum.finalize()
+        }
+
+        let pipeline = HashingPipeline(checksum: algorithm.makeChecksum(), bufferSize: bufferSize)
+        var current = pipeline.takeFreeBuffer()
+        var reported: Int64 = 0
+        func reportHashed() {
+            let hashed = pipeline.bytesHashed
+            guard hashed > reported else { return }
+            reported = hashed
+            reportProgress(progress, done: hashed, total: total)
+        }
+        do throws(BlobStreamError) {
+            try readLoop(stream, firstBuffer: current) { count in
+                pipeline.submit(current, count: count)
+                reportHashed()
+                current = pipeline.takeFreeBuffer()
+                return current
+            }
+        } catch {
+            pipeline.submit(current, count: 0)
+            pipeline.abandon()
+            throw error
+        }
+        pipeline.submit(current, count: 0)
+        let digest = pipeline.finish()
+        reportHashed()
+        return digest
+    }
+
+    /// Reads `stream` until its end, first into `firstBuffer`, then into whatever buffer
+    /// `consume` returns after taking the `count` bytes just read.
+    private func readLoop(
+        _ stream: InputStream,
+        firstBuffer: UnsafeMutableRawPointer,
+        consume: (_ count: Int) -> UnsafeMutableRawPointer
+    ) throws(BlobStreamError) {
+        var buffer = firstBuffer
         var done: Int64 = 0
         // Foundation's data streams can say "no bytes available" while still `.open` at an
         // empty end; only a read that returns 0 moves them to `.atEnd`. So the loop keeps
@@ -183,12 +231,10 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
             let count = stream.read(buffer.assumingMemoryBound(to: UInt8.self), maxLength: bufferSize)
             if count == 0 { break }
             guard count > 0 else { throw failure(of: stream, afterBytes: done) }
-            checksum.update(UnsafeRawBufferPointer(start: buffer, count: count))
             done += Int64(count)
-            reportProgress(progress, done: done, total: total)
+            buffer = consume(count)
         }
         if isCancelled { throw BlobStreamError.cancelled }
         guard stream.streamStatus == .atEnd else { throw failure(of: stream, afterBytes: done) }
-        return checksum.finalize()
     }
 }

@@ -42,7 +42,9 @@ import Testing
         }
         #expect(digest == SHA1.digest(of: Self.blob[1000...]))
         let total = Int64(Self.blob.count - 1000)
-        #expect(reports.count >= Int(total) / (256 * 1024))
+        // Hashing runs a buffer or two behind the reads, so reports may skip; but there are
+        // several, they only grow, and the last one is the whole.
+        #expect(reports.count >= 2)
         #expect(reports.allSatisfy { $0.totalBytes == total })
         #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.bytesDone < $1.bytesDone })
         #expect(reports.last?.bytesDone == total)
@@ -50,9 +52,11 @@ import Testing
         #expect(stream.streamStatus == .closed)
     }
 
-    @Test func invalidatedSourceStillGivesTheWholeDigest() throws {
+    @Test(arguments: bufferSizes)
+    func invalidatedSourceStillGivesTheWholeDigest(bufferSize: Int) throws {
         let source = ScriptedDataSource(bytes: Self.blob, staleOffsets: [0, 65_536, 1_000_001, Int64(Self.blob.count - 1)])
-        let digest = try ChecksumCalculator(algorithm: .md5).digest(of: BlobInputStream(dataSource: source))
+        let calculator = ChecksumCalculator(algorithm: .md5, bufferSize: bufferSize)
+        let digest = try calculator.digest(of: BlobInputStream(dataSource: source))
         #expect(digest == MD5.digest(of: Self.blob))
         #expect(source.invalidations == 4)
     }
@@ -70,12 +74,19 @@ import Testing
         }
     }
 
-    @Test func aFailingReadNeverYieldsADigest() {
+    /// Buffer sizes that take the direct path (the blob fits in four buffers) and the
+    /// pipelined one (hashing on a worker thread).
+    static let bufferSizes = [4 << 20, 64 * 1024]
+
+    @Test(arguments: bufferSizes)
+    func aFailingReadNeverYieldsADigest(bufferSize: Int) {
         let error = BlobStreamError.network(url: "http://127.0.0.1/blob", reason: "connection reset")
         let source = FailingDataSource(bytes: Self.blob, failAt: 1_500_000, error: error)
         var lastProgress: Int64 = 0
         #expect(throws: error) {
-            try ChecksumCalculator().digest(of: BlobInputStream(dataSource: source)) { lastProgress = $0.bytesDone }
+            try ChecksumCalculator(bufferSize: bufferSize).digest(of: BlobInputStream(dataSource: source)) {
+                lastProgress = $0.bytesDone
+            }
         }
         #expect(lastProgress <= 1_500_000)
     }
@@ -99,10 +110,11 @@ import Testing
         }
     }
 
-    @Test func cancelWakesABlockedRead() async throws {
+    @Test(arguments: bufferSizes)
+    func cancelWakesABlockedRead(bufferSize: Int) async throws {
         let source = ScriptedDataSource(bytes: Self.blob)
         source.stallReads = true
-        let calculator = ChecksumCalculator()
+        let calculator = ChecksumCalculator(bufferSize: bufferSize)
         let stream = Unchecked(BlobInputStream(dataSource: source))
         let started = Date()
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { calculator.cancel() }
