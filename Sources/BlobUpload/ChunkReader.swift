@@ -61,23 +61,21 @@ final class ChunkReader: @unchecked Sendable {
         try await onQueue { reader throws(BlobUploadError) in try reader.prepare(at: offset) }
     }
 
-    /// The prepared chunk as `Data` that shares the buffer: valid until the next call of
-    /// this reader, and meant to be copied at once (URLSession copies an upload body).
+    /// A copy of the prepared chunk. A copy, because URLSession copies an upload body only
+    /// when its task is created, on another queue, possibly after a cancelled caller has moved
+    /// on and this buffer is refilled or freed.
     func chunkData() -> Data {
-        guard bufferCount > 0, let base = buffer.baseAddress else { return Data() }
-        return Data(bytesNoCopy: base, count: bufferCount, deallocator: .none)
+        Data(UnsafeRawBufferPointer(rebasing: buffer.prefix(bufferCount)))
     }
 
-    /// The offset of the prepared chunk and its length.
-    var chunkRange: (offset: Int64, count: Int) { (bufferStart, bufferCount) }
-
     /// The `Upload-Checksum` value of the prepared chunk: algorithm name and base64 digest.
-    func checksum(_ hasher: any ChunkHasher) async -> String {
+    func checksum(_ algorithm: ChecksumAlgorithm) async -> String {
         let reader = self
         return await withCheckedContinuation { continuation in
             queue.async {
-                let digest = hasher.digest(UnsafeRawBufferPointer(rebasing: reader.buffer.prefix(reader.bufferCount)))
-                continuation.resume(returning: "\(hasher.name) \(Data(digest).base64EncodedString())")
+                var checksum = algorithm.makeChecksum()
+                checksum.update(UnsafeRawBufferPointer(rebasing: reader.buffer.prefix(reader.bufferCount)))
+                continuation.resume(returning: "\(algorithm.name) \(checksum.finalize().base64)")
             }
         }
     }

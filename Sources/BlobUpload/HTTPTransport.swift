@@ -57,6 +57,7 @@ final class HTTPTransport: Sendable {
 
     private let session: URLSession
     private let delegate: TransportDelegate
+    private let submitQueue = DispatchQueue(label: "BlobUpload.HTTPTransport.submit")
 
     init(configuration: URLSessionConfiguration) {
         delegate = TransportDelegate()
@@ -82,6 +83,12 @@ final class HTTPTransport: Sendable {
     }
 
     /// Sends `request` with `body` and waits for the whole answer.
+    ///
+    /// URLSession is only touched from `submitQueue`: creating or resuming a task waits for
+    /// URLSession's queue, which every session in the process shares and which may be blocked
+    /// in a read of some stream body. The caller's thread — one of Swift's few cooperative
+    /// threads — never waits for it.
+    ///
     /// - Parameter onBytesSent: Called on URLSession's delegate queue with the total number of
     ///   body bytes handed to the connection so far.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)`` when no answer came,
@@ -94,53 +101,113 @@ final class HTTPTransport: Sendable {
         onBytesSent: (@Sendable (Int64) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPReply {
         var request = request
-        let task: URLSessionTask
+        let payload: Data?
         let hasBody: Bool
         switch body {
         case .none:
-            task = session.dataTask(with: request)
+            payload = nil
             hasBody = false
         case .data(let data):
-            task = session.uploadTask(with: request, from: data)
+            payload = data
             hasBody = !data.isEmpty
         case .stream(let stream):
             request.httpBodyStream = stream
-            task = session.dataTask(with: request)
+            payload = nil
             hasBody = true
         }
-        let method = request.httpMethod ?? "GET"
-        let url = request.url ?? URL(fileURLWithPath: "/")
-        let id = task.taskIdentifier
-        let delegate = self.delegate
-        let interrupter = BodyInterrupter(body)
+        let call = PendingCall(
+            method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
+            refusesRedirects: hasBody, onBytesSent: onBytesSent, interrupter: BodyInterrupter(body))
+        let (session, delegate, submitQueue) = (self.session, self.delegate, self.submitQueue)
+        let submitted = request
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                delegate.register(id, Exchange(
-                    method: method, url: url, refusesRedirects: hasBody,
-                    onBytesSent: onBytesSent, continuation: continuation))
-                if Task.isCancelled {
-                    delegate.finish(id, with: .failure(.cancelled))
-                    DispatchQueue.global().async { task.cancel() }
-                } else {
+                call.wait(with: continuation)
+                submitQueue.async {
+                    let task = payload.map { session.uploadTask(with: submitted, from: $0) }
+                        ?? session.dataTask(with: submitted)
+                    guard call.attach(task) else { return }
+                    delegate.register(task.taskIdentifier, call)
                     task.resume()
                 }
             }
         } onCancel: {
-            // Answer at once: a task cancelled before it started may never report completion.
-            delegate.finish(id, with: .failure(.cancelled))
-            // URLSessionTask.cancel() waits for URLSession's shared queue, which may be
-            // blocked in a read of the body stream: unblock the read, and never wait here.
-            interrupter.interrupt()
-            DispatchQueue.global().async { task.cancel() }
+            call.cancel()
         }
         return try result.get()
+    }
+}
+
+/// One request from `send` to its answer. Completes exactly once: with the delegate's
+/// answer, or with ``BlobUploadError/cancelled`` as soon as the caller is cancelled — a task
+/// cancelled before it started may never report completion.
+final class PendingCall: Sendable {
+    let method: String
+    let url: URL
+    let refusesRedirects: Bool
+    let onBytesSent: (@Sendable (Int64) -> Void)?
+    private let interrupter: BodyInterrupter
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var continuation: CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>?
+        var task: URLSessionTask?
+        var result: Result<HTTPReply, BlobUploadError>?
+    }
+
+    fileprivate init(
+        method: String, url: URL, refusesRedirects: Bool,
+        onBytesSent: (@Sendable (Int64) -> Void)?, interrupter: BodyInterrupter
+    ) {
+        self.method = method
+        self.url = url
+        self.refusesRedirects = refusesRedirects
+        self.onBytesSent = onBytesSent
+        self.interrupter = interrupter
+    }
+
+    /// Hands over the continuation; resumes it at once if the call already completed.
+    func wait(with continuation: CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>) {
+        let done = state.withLock { state -> Result<HTTPReply, BlobUploadError>? in
+            if state.result == nil { state.continuation = continuation }
+            return state.result
+        }
+        if let done { continuation.resume(returning: done) }
+    }
+
+    /// Records the task; `false` if the call was cancelled before it and the task must not start.
+    func attach(_ task: URLSessionTask) -> Bool {
+        state.withLock { state in
+            state.task = task
+            return state.result == nil
+        }
+    }
+
+    func complete(with result: Result<HTTPReply, BlobUploadError>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(returning: result)
+    }
+
+    func cancel() {
+        complete(with: .failure(.cancelled))
+        // URLSessionTask.cancel() waits for URLSession's shared queue, which may be blocked in
+        // a read of this very body: unblock the read first, and never wait here.
+        interrupter.interrupt()
+        if let task = state.withLock({ $0.task }) {
+            DispatchQueue.global().async { task.cancel() }
+        }
     }
 }
 
 /// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
 /// frees that queue: a ``BlobInputStream`` may be closed from any thread. Other streams
 /// promise no such thing and are left alone.
-private final class BodyInterrupter: @unchecked Sendable {
+final class BodyInterrupter: @unchecked Sendable {
     // Only ever closed, which BlobInputStream allows from any thread.
     private let stream: BlobInputStream?
 
@@ -157,30 +224,20 @@ private final class BodyInterrupter: @unchecked Sendable {
     }
 }
 
-/// The state of one request between `resume()` and its completion.
+/// What arrived so far for one task.
 private struct Exchange {
-    var method: String
-    var url: URL
-    var refusesRedirects: Bool
-    var onBytesSent: (@Sendable (Int64) -> Void)?
-    var continuation: CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>
+    var call: PendingCall
     var received = Data()
     var bytesSent: Int64 = 0
     var refusedRedirect: (status: Int, location: String?)?
 }
 
-/// Routes URLSession's delegate callbacks to the exchange of each task.
+/// Routes URLSession's delegate callbacks to the call of each task.
 private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges = Mutex<[Int: Exchange]>([:])
 
-    func register(_ id: Int, _ exchange: Exchange) {
-        exchanges.withLock { $0[id] = exchange }
-    }
-
-    /// Resumes the caller of `id` once; later calls for the same task do nothing.
-    func finish(_ id: Int, with result: Result<HTTPReply, BlobUploadError>) {
-        let exchange = exchanges.withLock { $0.removeValue(forKey: id) }
-        exchange?.continuation.resume(returning: result)
+    func register(_ id: Int, _ call: PendingCall) {
+        exchanges.withLock { $0[id] = Exchange(call: call) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
@@ -202,7 +259,7 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
             guard var exchange = all[task.taskIdentifier] else { return nil }
             exchange.bytesSent = totalBytesSent
             all[task.taskIdentifier] = exchange
-            return exchange.onBytesSent
+            return exchange.call.onBytesSent
         }
         callback?(totalBytesSent)
     }
@@ -214,7 +271,7 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
     ) {
         let refuse = exchanges.withLock { all -> Bool in
             guard var exchange = all[task.taskIdentifier] else { return true }
-            guard exchange.refusesRedirects else { return false }
+            guard exchange.call.refusesRedirects else { return false }
             exchange.refusedRedirect = (response.statusCode, request.url?.absoluteString)
             all[task.taskIdentifier] = exchange
             return true
@@ -223,31 +280,30 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let exchange = exchanges.withLock({ $0[task.taskIdentifier] }) else { return }
-        finish(task.taskIdentifier, with: Self.result(of: task, exchange: exchange, error: error))
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        exchange.call.complete(with: Self.result(of: task, exchange: exchange, error: error))
     }
 
     private static func result(
         of task: URLSessionTask, exchange: Exchange, error: Error?
     ) -> Result<HTTPReply, BlobUploadError> {
-        let urlString = exchange.url.absoluteString
+        let call = exchange.call
+        let urlString = call.url.absoluteString
         if let redirect = exchange.refusedRedirect {
             return .failure(.redirectRefused(
-                method: exchange.method, url: urlString, statusCode: redirect.status, location: redirect.location))
+                method: call.method, url: urlString, statusCode: redirect.status, location: redirect.location))
         }
         if let error {
             if let urlError = error as? URLError {
                 if urlError.code == .cancelled { return .failure(.cancelled) }
                 return .failure(.network(
-                    method: exchange.method, url: urlString,
+                    method: call.method, url: urlString,
                     reason: urlError.localizedDescription, code: urlError.code.rawValue))
             }
-            return .failure(.network(
-                method: exchange.method, url: urlString, reason: error.localizedDescription, code: nil))
+            return .failure(.network(method: call.method, url: urlString, reason: error.localizedDescription, code: nil))
         }
         guard let response = task.response as? HTTPURLResponse else {
-            return .failure(.network(
-                method: exchange.method, url: urlString, reason: "no HTTP response", code: nil))
+            return .failure(.network(method: call.method, url: urlString, reason: "no HTTP response", code: nil))
         }
         var headers: [String: String] = [:]
         for (name, value) in response.allHeaderFields {
@@ -256,7 +312,7 @@ private final class TransportDelegate: NSObject, URLSessionDataDelegate, Sendabl
             }
         }
         return .success(HTTPReply(
-            method: exchange.method, url: exchange.url, statusCode: response.statusCode,
+            method: call.method, url: call.url, statusCode: response.statusCode,
             headers: headers, body: exchange.received, bytesSent: exchange.bytesSent))
     }
 }

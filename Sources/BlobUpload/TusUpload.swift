@@ -19,7 +19,7 @@ final class TusUpload {
     /// What the server has confirmed: the only offset a PATCH is ever sent from.
     private var offset: Int64 = 0
     private var startOffset: Int64 = 0
-    private var hasher: (any ChunkHasher)?
+    private var checksumAlgorithm: ChecksumAlgorithm?
     /// Failures since the offset last moved forward.
     private var failures = 0
     /// 460 answers for the chunk at `offset`.
@@ -38,7 +38,7 @@ final class TusUpload {
 
     func run(resuming existing: URL?) async throws(BlobUploadError) -> TusUploadResult {
         let capabilities = try await discover()
-        hasher = ChunkHashers.choose(for: capabilities, policy: options.checksum)
+        checksumAlgorithm = options.checksum.algorithm(for: capabilities)
         if let existing {
             try await resume(existing)
         } else {
@@ -61,7 +61,7 @@ final class TusUpload {
         await reader.close()
         return TusUploadResult(
             uploadURL: uploadURL ?? client.endpoint, length: length, startOffset: startOffset,
-            bytesSent: bytesSent, retries: retries, checksumAlgorithm: hasher?.name)
+            bytesSent: bytesSent, retries: retries, checksumAlgorithm: checksumAlgorithm?.name)
     }
 
     // MARK: Steps
@@ -128,13 +128,12 @@ final class TusUpload {
         var headers = options.headers
         headers["Content-Type"] = "application/offset+octet-stream"
         headers["Upload-Offset"] = String(offset)
-        if let hasher {
-            headers["Upload-Checksum"] = await reader.checksum(hasher)
+        if let checksumAlgorithm {
+            headers["Upload-Checksum"] = await reader.checksum(checksumAlgorithm)
         }
         var body = reader.chunkData()
         if let hook = options.chunkBodyHook {
-            body = Data(body)
-            hook(offset, &body)
+            body = await hook(offset, body)
         }
         bytesSent += Int64(body.count)
         let reply = try await client.send("PATCH", uploadURL, headers: headers, body: .data(body))

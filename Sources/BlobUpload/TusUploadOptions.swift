@@ -25,9 +25,9 @@ public struct TusUploadOptions: Sendable {
     public var maxChecksumMismatches = 3
     /// Extra headers sent with every request (authorization).
     public var headers: [String: String] = [:]
-    /// Test seam: rewrites a copy of each PATCH body (after its checksum was computed) just
-    /// before it is sent, given the offset it is sent from — to simulate corruption in transit.
-    var chunkBodyHook: (@Sendable (_ offset: Int64, _ body: inout Data) -> Void)?
+    /// Test seam: given the offset and a copy of each PATCH body (after its checksum was
+    /// computed), returns the body to send — to corrupt it in transit or to act between chunks.
+    var chunkBodyHook: (@Sendable (_ offset: Int64, _ body: Data) async -> Data)?
 
     /// Options with every default.
     public init() {}

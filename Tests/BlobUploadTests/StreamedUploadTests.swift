@@ -1,50 +1,60 @@
 import BlobStream
+import BlobTestSupport
 import BlobUpload
 import Foundation
+import Synchronization
 import Testing
 
 @Suite struct StreamedUploadTests {
     @Test func putsABlobInputStreamByteIdentical() async throws {
+        try TestServers.requireNginx()
         let size = 3 * 1024 * 1024 + 17
-        let path = try makeTempFile(size: size)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        let path = try makeRandomFile(size: size)
+        defer { TempFiles.remove(path) }
         let name = "put-\(UUID().uuidString).bin"
-        let target = Peers.nginx.appendingPathComponent("upload/\(name)")
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
         let seen = EventLog<UploadProgress>()
         let response = try await StreamedUploader().upload(
-            BlobInputStream(fileAtPath: path), to: target, expectedLength: Int64(size)) { seen.append($0) }
+            BlobInputStream(fileAtPath: path), to: TestServers.uploadURL.appendingPathComponent(name),
+            expectedLength: Int64(size)) { seen.append($0) }
         #expect((200..<300).contains(response.statusCode))
         #expect(response.bytesSent == Int64(size))
-        let stored = Peers.nginxRoot + "/upload/" + name
-        defer { try? FileManager.default.removeItem(atPath: stored) }
-        #expect(try sameContents(path, stored))
+        #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: path))
         #expect(seen.all.last == UploadProgress(completedBytes: Int64(size), totalBytes: Int64(size)))
     }
 
     @Test func refusesA307ThatWouldResendTheBody() async throws {
-        let path = try makeTempFile(size: 256 * 1024)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let target = Peers.nginx.appendingPathComponent("redirect-put/blob.bin")
+        try TestServers.requireNginx()
+        let path = try makeRandomFile(size: 256 * 1024)
+        defer { TempFiles.remove(path) }
+        let name = "redirected-\(UUID().uuidString).bin"
+        let target = TestServers.redirectPutURL.appendingPathComponent(name)
         await #expect {
             _ = try await StreamedUploader().upload(BlobInputStream(fileAtPath: path), to: target)
         } throws: { error in
             guard case .redirectRefused(let method, let url, let status, let location)? = error as? BlobUploadError else {
                 return false
             }
-            return method == "PUT" && url == target.absoluteString && status == 307 && location != nil
+            return method == "PUT" && url == target.absoluteString && status == 307
+                && location?.hasSuffix("/upload/\(name)") == true
         }
+        // Nothing was written at the redirect's target: the empty re-send never happened.
+        #expect(!FileManager.default.fileExists(atPath: TestServers.uploadRoot + "/" + name))
     }
 
     @Test func reportsAMissingFileAsASourceError() async throws {
-        let target = Peers.nginx.appendingPathComponent("upload/missing-\(UUID().uuidString).bin")
+        try TestServers.requireNginx()
+        let target = TestServers.uploadURL.appendingPathComponent("missing-\(UUID().uuidString).bin")
         await #expect(throws: BlobUploadError.source(.notFound(resource: "/nonexistent/blob.bin"))) {
             _ = try await StreamedUploader().upload(BlobInputStream(fileAtPath: "/nonexistent/blob.bin"), to: target)
         }
     }
 
     @Test func nonSuccessStatusIsATypedError() async throws {
+        try TestServers.requireNginx()
         // nginx allows PUT only under /upload/.
-        let target = Peers.nginx.appendingPathComponent("not-writable/blob.bin")
+        let target = TestServers.nginxURL.appendingPathComponent("not-writable/blob.bin")
         await #expect {
             _ = try await StreamedUploader().upload(InputStream(data: Data("hello".utf8)), to: target)
         } throws: { error in
@@ -54,24 +64,34 @@ import Testing
             return status == 405
         }
     }
-}
 
-@Suite struct StreamedUploadCancellationTests {
     @Test func cancellingUnblocksAStalledBodyRead() async throws {
+        try TestServers.requireNginx()
         let name = "stalled-\(UUID().uuidString).bin"
-        let target = Peers.nginx.appendingPathComponent("upload/\(name)")
+        let target = TestServers.uploadURL.appendingPathComponent(name)
+        defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
+        let source = ScriptedDataSource(bytes: [UInt8](repeating: 7, count: 1 << 20))
+        source.stallReads = true
         let upload = Task {
-            try await StreamedUploader().upload(
-                BlobInputStream(dataSource: StallingDataSource(length: 1 << 20, deliverable: 128 * 1024)), to: target)
+            let stream = BlobInputStream(dataSource: source)
+            // The stalled read holds URLSession's queue, shared by the whole process: should
+            // cancellation fail, it must not hold it for the default 300 s.
+            stream.readTimeout = 60
+            return try await StreamedUploader().upload(stream, to: target)
         }
-        try await Task.sleep(nanoseconds: 300_000_000)
-        let started = Date()
-        upload.cancel()
+        // Cancelled from a plain thread: while URLSession's shared queue is blocked, every
+        // thread that creates a URLSession task (in any test running now) waits for it, and
+        // those may be all of Swift's cooperative threads.
+        let cancelled = Mutex<Date?>(nil)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            cancelled.withLock { $0 = Date() }
+            upload.cancel()
+        }
         await #expect(throws: BlobUploadError.cancelled) { _ = try await upload.value }
+        let started = try #require(cancelled.withLock { $0 })
         #expect(Date().timeIntervalSince(started) < 5)
         // URLSession's shared queue is free again: another upload goes through.
         let after = try await StreamedUploader().upload(InputStream(data: Data("ok".utf8)), to: target)
         #expect((200..<300).contains(after.statusCode))
-        try? FileManager.default.removeItem(atPath: Peers.nginxRoot + "/upload/" + name)
     }
 }

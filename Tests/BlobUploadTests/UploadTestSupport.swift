@@ -1,63 +1,11 @@
 import BlobStream
+import BlobTestSupport
 import BlobUpload
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Synchronization
-import Testing
-
-/// The servers the upload tests talk to.
-enum Peers {
-    private static let environment = ProcessInfo.processInfo.environment
-    static let nginx = URL(string: environment["BLOBUPLOAD_NGINX"] ?? "http://127.0.0.1:18080/")!
-    static let nginxRoot = environment["BLOBUPLOAD_NGINX_ROOT"] ?? "/tmp/blobstream-servers/www"
-    static let tus = URL(string: environment["BLOBUPLOAD_TUS"] ?? "http://127.0.0.1:18090/files/")!
-    static let tusChecksum = URL(string: environment["BLOBUPLOAD_TUS_CHECKSUM"] ?? "http://127.0.0.1:18091/files/")!
-    static let tusData = environment["BLOBUPLOAD_TUS_DATA"] ?? "/tmp/blobstream-servers/tus-data"
-}
-
-/// A file of `size` pseudo-random bytes (the same for the same seed), removed by the caller.
-func makeTempFile(size: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) throws -> String {
-    let path = NSTemporaryDirectory() + "blobupload-\(UUID().uuidString).bin"
-    _ = FileManager.default.createFile(atPath: path, contents: nil)
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-    defer { try? handle.close() }
-    var state = seed
-    var remaining = size
-    let block = 1 << 20
-    var words = [UInt64](repeating: 0, count: block / 8)
-    while remaining > 0 {
-        for index in words.indices {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            words[index] = state
-        }
-        let count = min(block, remaining)
-        try words.withUnsafeBytes { try handle.write(contentsOf: Data($0.prefix(count))) }
-        remaining -= count
-    }
-    return path
-}
-
-/// Whether two files have the same bytes; compares them in 1 MiB blocks.
-func sameContents(_ first: String, _ second: String) throws -> Bool {
-    let a = try FileHandle(forReadingFrom: URL(fileURLWithPath: first))
-    let b = try FileHandle(forReadingFrom: URL(fileURLWithPath: second))
-    defer {
-        try? a.close()
-        try? b.close()
-    }
-    while true {
-        let left = try a.read(upToCount: 1 << 20) ?? Data()
-        let right = try b.read(upToCount: 1 << 20) ?? Data()
-        if left != right { return false }
-        if left.isEmpty { return true }
-    }
-}
-
-/// The file in which the tus server keeps the upload at `url`.
-func tusStoredFile(_ url: URL) -> String {
-    Peers.tusData + "/" + url.lastPathComponent
-}
 
 /// Collects events from any thread.
 final class EventLog<Event: Sendable>: Sendable {
@@ -66,37 +14,58 @@ final class EventLog<Event: Sendable>: Sendable {
     var all: [Event] { events.withLock { $0 } }
 }
 
-/// A blob of `length` zero bytes that delivers `deliverable` of them and then has no more
-/// "yet", forever: a peer that stalls. `close()` drops the pending callback.
-final class StallingDataSource: BlobDataSource {
-    let length: Int64
-    let deliverable: Int64
-    private let pending = Mutex<(@Sendable () -> Void)?>(nil)
-
-    init(length: Int64, deliverable: Int64) {
-        self.length = length
-        self.deliverable = deliverable
+extension EventLog where Event == TusUploadEvent {
+    /// The upload URLs announced with `.created`, in order.
+    var createdURLs: [URL] {
+        all.compactMap { if case .created(let url) = $0 { url } else { nil } }
     }
 
-    var resourceName: String { "stalling-source" }
-
-    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        completion(.success(BlobSourceDescription(length: length, identity: "stall")))
+    /// The errors of the `.retrying` events, in order.
+    var retriedErrors: [BlobUploadError] {
+        all.compactMap { if case .retrying(_, _, let error) = $0 { error } else { nil } }
     }
 
-    func read(
-        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
-    ) -> BlobSourceReadResult {
-        guard offset < deliverable else {
-            pending.withLock { $0 = whenReadable }
-            return .wouldBlock
-        }
-        let count = Int(min(Int64(buffer.count), deliverable - offset))
-        buffer.baseAddress!.initializeMemory(as: UInt8.self, repeating: 0, count: count)
-        return .read(count)
+    /// The confirmed byte counts of the `.progress` events, in order.
+    var confirmedOffsets: [Int64] {
+        all.compactMap { if case .progress(let progress) = $0 { progress.completedBytes } else { nil } }
     }
+}
 
-    func close() {
-        pending.withLock { $0 = nil }
-    }
+/// A scratch file of `size` pseudo-random bytes; remove it with `TempFiles.remove`.
+func makeRandomFile(size: Int, seed: UInt64 = 1) throws -> String {
+    let path = NSTemporaryDirectory() + "blobupload-\(UUID().uuidString).bin"
+    try TempFiles.writeRandomFile(atPath: path, size: size, seed: seed)
+    return path
+}
+
+/// Whether the tus server's copy of the upload at `uploadURL` has the SHA-256 of the file at
+/// `path` (both digests by `sha256sum`, independent of the code under test).
+func tusStoredCopyMatches(_ uploadURL: URL, file path: String, dataRoot: String = TestServers.tusDataRoot) throws -> Bool {
+    let stored = dataRoot + "/" + uploadURL.lastPathComponent
+    return try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: path)
+}
+
+/// Sends one raw tus PATCH from outside the client under test and returns the status: a
+/// second client that moves the server's offset behind the first one's back.
+func sendRawPatch(_ body: Data, at offset: Int64, to uploadURL: URL) async throws -> Int? {
+    var request = URLRequest(url: uploadURL)
+    request.httpMethod = "PATCH"
+    request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
+    request.setValue("application/offset+octet-stream", forHTTPHeaderField: "Content-Type")
+    request.setValue(String(offset), forHTTPHeaderField: "Upload-Offset")
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.finishTasksAndInvalidate() }
+    let (_, response) = try await session.upload(for: request, from: body)
+    return (response as? HTTPURLResponse)?.statusCode
+}
+
+/// Deletes an upload from outside the client under test and returns the status.
+func deleteUpload(_ uploadURL: URL) async throws -> Int? {
+    var request = URLRequest(url: uploadURL)
+    request.httpMethod = "DELETE"
+    request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.finishTasksAndInvalidate() }
+    let (_, response) = try await session.data(for: request)
+    return (response as? HTTPURLResponse)?.statusCode
 }
