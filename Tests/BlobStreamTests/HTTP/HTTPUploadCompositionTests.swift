@@ -1,0 +1,78 @@
+import BlobStream
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// A synchronous stream over an HTTP source as the body of a URLSession upload: URLSession reads
+/// the body on its shared queue, so over the URLSession transport the read must fail fast
+/// instead of waiting forever for a download that queue would have to deliver; over the socket
+/// transport it simply works.
+@Suite struct HTTPUploadCompositionTests {
+    private struct Outcome {
+        var statusCode: Int?
+        var error: (any Error)?
+        var seconds: TimeInterval
+    }
+
+    /// PUTs `stream` (chunked: URLSession does not know a stream's length) to nginx's upload
+    /// area and waits at most `timeout` seconds.
+    private func upload(_ stream: InputStream, to name: String, timeout: TimeInterval = 30) throws -> Outcome {
+        var request = URLRequest(url: HTTPFixture.url("upload/" + name))
+        request.httpMethod = "PUT"
+        request.httpBodyStream = stream
+        let done = DispatchSemaphore(value: 0)
+        let result = Box<(Int?, (any Error)?)>()
+        let started = Date()
+        URLSession.shared.dataTask(with: request) { _, response, error in
+            result.value = ((response as? HTTPURLResponse)?.statusCode, error)
+            done.signal()
+        }.resume()
+        guard done.wait(timeout: .now() + timeout) == .success, let (status, error) = result.value else {
+            throw FixtureError("the upload neither finished nor failed within \(timeout) s: it hangs")
+        }
+        return Outcome(statusCode: status, error: error, seconds: Date().timeIntervalSince(started))
+    }
+
+    @Test func synchronousStreamOverURLSessionAsUploadBodyFailsFast() throws {
+        let blob = try HTTPFixture.makeBlob(size: 1024 * 1024, seed: 21)
+        let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: .urlSession))
+        let stream = BlobInputStream(dataSource: source, mode: .synchronous)
+        let name = "composition-\(UUID().uuidString).bin"
+        let outcome = try upload(stream, to: name)
+        #expect(outcome.error != nil, "the upload must fail, not send a short or empty body (status \(outcome.statusCode ?? 0))")
+        #expect(outcome.seconds < 10)
+        guard case .wouldDeadlock(let resource, let reason) = stream.blobError else {
+            Issue.record("expected wouldDeadlock, got \(String(describing: stream.blobError))")
+            return
+        }
+        #expect(resource == HTTPFixture.url(blob.path).absoluteString)
+        #expect(reason.contains("URLSession"))
+        #expect(!FileManager.default.fileExists(atPath: HTTPFixture.wwwRoot + "/upload/" + name))
+    }
+
+    @Test func synchronousStreamOverSocketsAsUploadBodyWorks() throws {
+        let blob = try HTTPFixture.makeBlob(size: 3 * 1024 * 1024 + 5, seed: 22)
+        let stream = BlobInputStream(dataSource: HTTPDataSource(url: HTTPFixture.url(blob.path)), mode: .synchronous)
+        let name = "composition-\(UUID().uuidString).bin"
+        let outcome = try upload(stream, to: name)
+        #expect(outcome.error == nil)
+        #expect(outcome.statusCode == 201 || outcome.statusCode == 204)
+        let uploaded = try Data(contentsOf: URL(fileURLWithPath: HTTPFixture.wwwRoot + "/upload/" + name))
+        #expect(Array(uploaded) == blob.bytes)
+    }
+
+    @Test func waitingOffURLSessionsQueueIsSafe() {
+        let source = HTTPDataSource(url: HTTPFixture.url("any.bin"), configuration: .init(transport: .urlSession))
+        #expect(source.reasonWaitingWouldDeadlock() == nil)
+        let onOwnQueue = DispatchQueue(label: "HTTPUploadCompositionTests").sync { source.reasonWaitingWouldDeadlock() }
+        #expect(onOwnQueue == nil)
+        let sockets = HTTPDataSource(url: HTTPFixture.url("any.bin"))
+        let onURLSessionQueue = DispatchQueue(label: "MultiHandle.isolation").sync {
+            (source.reasonWaitingWouldDeadlock(), sockets.reasonWaitingWouldDeadlock())
+        }
+        #expect(onURLSessionQueue.0 != nil, "a queue labelled like URLSession's is recognised")
+        #expect(onURLSessionQueue.1 == nil, "the socket transport never needs URLSession's queue")
+    }
+}
