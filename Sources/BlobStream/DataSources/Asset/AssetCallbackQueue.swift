@@ -13,7 +13,7 @@ import Synchronization
 public struct AssetCallbackQueue: Sendable, CustomStringConvertible {
     private enum Kind: Sendable {
         case any
-        case main
+        case main(QueueMarker)
         case serial(QueueMarker)
     }
 
@@ -30,8 +30,10 @@ public struct AssetCallbackQueue: Sendable, CustomStringConvertible {
     /// The store needs no particular thread: blocking any thread to wait for it is safe.
     public static let any = AssetCallbackQueue(kind: .any, description: "any queue")
 
-    /// The store answers on the main queue, so waiting for it on the main thread can never end.
-    public static let main = AssetCallbackQueue(kind: .main, description: "the main queue")
+    /// The store answers on the main queue, so waiting for it on the main thread, or in code the
+    /// main queue runs, can never end. (The two differ where `dispatchMain()` hands the main
+    /// queue to a worker thread, as on Linux.)
+    public static let main = AssetCallbackQueue(kind: .main(QueueMarker.mark(.main)), description: "the main queue")
 
     /// The store answers on the serial queue `queue`, so waiting for it on that queue (or on a
     /// queue that targets it) can never end.
@@ -49,8 +51,8 @@ public struct AssetCallbackQueue: Sendable, CustomStringConvertible {
         switch kind {
         case .any:
             return false
-        case .main:
-            return Thread.isMainThread
+        case .main(let marker):
+            return Thread.isMainThread || QueueMarker.current() === marker
         case .serial(let marker):
             return QueueMarker.current() === marker
         }
