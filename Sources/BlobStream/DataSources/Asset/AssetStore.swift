@@ -18,8 +18,9 @@ public enum AssetReadResult: Sendable, Equatable {
 ///   long as a disk read but never waits for the network or another queue. It may be expensive
 ///   per call, which is why ``AssetDataSource`` calls it with large buffers.
 /// - A representation may become invalid at any moment; from then on every read answers
-///   ``AssetReadResult/invalidated`` (answering `.read(0)` is not allowed). It must never return
-///   bytes of a different version than the one its ``identity`` names.
+///   ``AssetReadResult/invalidated``. (`.read(0)` is taken to mean the same, as it did for
+///   `ALAssetRepresentation`.) It must never return bytes of a different version than the one
+///   its ``identity`` names.
 /// - Calls are not concurrent (a data source serialises them), but may come from any thread.
 /// - Resources are released when the last reference goes away.
 public protocol AssetRepresentation: AnyObject, Sendable {
@@ -46,7 +47,7 @@ public protocol AssetRepresentation: AnyObject, Sendable {
 /// resolved asset URLs.
 ///
 /// ``AssetDataSource`` streams any store's assets, and
-/// ``BlobURLRegistry/register(assetStore:scheme:)`` makes them addressable as `asset://?id=ID`.
+/// ``BlobURLRegistry/register(assetStore:scheme:blockSize:)`` makes them addressable as `asset://?id=ID`.
 ///
 /// ## Contract
 /// - ``resolve(_:completion:)`` calls `completion` exactly once, possibly much later, on any
