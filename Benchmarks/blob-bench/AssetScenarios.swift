@@ -10,7 +10,7 @@ import Foundation
 ///
 /// - Returns: Two results: `asset-directory-sync-64k` (best MB/s, ratio to the file source,
 ///   extras `rep_calls_per_mib` and `block_kib`) and its baseline `file-sync-64k (asset baseline)`
-///   with ratio 1. A run that fails prints why on standard error and scores 0 MB/s.
+///   with ratio 1. If any run fails, it prints why on standard error and its scenario scores 0 MB/s.
 func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResult] {
     let folder = NSTemporaryDirectory() + "blob-bench-assets-" + UUID().uuidString
     defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -37,8 +37,9 @@ func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResu
         assetRuns.append(assetSeconds.map { Double(fileSize) / 1e6 / $0 } ?? 0)
         callsPerMiB = Double(source.representationReadCount) / max(Double(fileSize) / Double(1 << 20), 1e-9)
     }
-    let fileMBps = fileRuns.max() ?? 0
-    let assetMBps = assetRuns.max() ?? 0
+    // Any failed run (scored 0) fails the scenario rather than hide behind a better run.
+    let fileMBps = fileRuns.contains(0) ? 0 : fileRuns.max() ?? 0
+    let assetMBps = assetRuns.contains(0) ? 0 : assetRuns.max() ?? 0
     let baseline = "file-sync-64k (asset baseline)"
     return [
         ScenarioResult(scenario: baseline, mbps: fileMBps, baseline: baseline, ratio: 1),
