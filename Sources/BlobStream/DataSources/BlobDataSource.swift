@@ -53,7 +53,8 @@ public enum BlobSourceReadResult: Sendable, Equatable {
 ///   of this source is running, and never calls `read` before `open` has completed
 ///   successfully. They may come from different threads.
 /// - `open` may complete synchronously (calling `completion` before it returns) or later, on
-///   any thread. It calls `completion` exactly once.
+///   any thread. It calls `completion` exactly once — unless `close` comes first, after which
+///   the source may drop the pending completion (the stream has stopped waiting for it).
 /// - `read` must not wait for slow work: a source whose bytes arrive asynchronously answers
 ///   ``BlobSourceReadResult/wouldBlock`` and calls `whenReadable` later. Reads of local storage
 ///   (`pread` of a file, an asset representation's `getBytes`) count as immediate.
