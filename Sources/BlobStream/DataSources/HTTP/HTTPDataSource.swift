@@ -101,9 +101,6 @@ public final class HTTPDataSource: BlobDataSource {
     /// The URL.
     public var resourceName: String { url.absoluteString }
 
-    /// 256 KiB (or the buffer size, if smaller): reads that large keep per-read costs negligible.
-    public var preferredBlockSize: Int { min(256 * 1024, configuration.readAheadLimit) }
-
     /// What the source has done so far.
     public var statistics: Statistics {
         state.withLock { s in
