@@ -8,17 +8,19 @@ import Testing
     static let transports: [HTTPDataSource.Transport] = [.automatic, .urlSession]
 
     @Test(arguments: transports)
-    func missingBlobIs404(transport: HTTPDataSource.Transport) throws {
+    func missingBlobIs404(transport: HTTPDataSource.Transport) async throws {
         try HTTPFixture.requireNginx()
         let url = HTTPFixture.url("http-tests/no-such-blob.bin")
-        let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
-        let result = try SourceReader(source: source).open()
+        let (result, statistics) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
+            return (try SourceReader(source: source).open(), source.statistics)
+        }
         #expect(result == .failure(.httpStatus(url: url.absoluteString, statusCode: 404)))
-        #expect(source.statistics.requests == 1, "an HTTP error is not retried")
+        #expect(statistics.requests == 1, "an HTTP error is not retried")
     }
 
     @Test(arguments: transports)
-    func unsatisfiableRangeIs416ButTheExactEndIsTheEnd(transport: HTTPDataSource.Transport) throws {
+    func unsatisfiableRangeIs416ButTheExactEndIsTheEnd(transport: HTTPDataSource.Transport) async throws {
         // nginx always names its length, so a scripted server plays one that does not: the
         // reader learns where the blob ends only from a 416 at exactly that offset.
         let bytes = HTTPFixture.pattern(size: 1000, seed: 9)
@@ -31,38 +33,46 @@ import Testing
         }
         defer { server.stop() }
         let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
-
-        let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
-        let reader = SourceReader(source: source)
-        #expect(try reader.open().get().length == nil)
-        #expect(try reader.readToEnd().get() == bytes)
-        source.close()
-
-        let beyond = HTTPDataSource(url: url, configuration: .init(transport: transport))
-        let beyondReader = SourceReader(source: beyond)
-        _ = try beyondReader.open().get()
-        #expect(try beyondReader.read(at: 2000, count: 10) == .failed(.httpStatus(url: url.absoluteString, statusCode: 416)))
-        beyond.close()
+        let (description, whole, beyond) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            let description = try reader.open().get()
+            let whole = try reader.readToEnd().get()
+            let other = HTTPDataSource(url: url, configuration: .init(transport: transport))
+            defer { other.close() }
+            let otherReader = SourceReader(source: other)
+            _ = try otherReader.open().get()
+            return (description, whole, try otherReader.read(at: 2000, count: 10))
+        }
+        #expect(description.length == nil)
+        #expect(whole == bytes)
+        #expect(beyond == .failed(.httpStatus(url: url.absoluteString, statusCode: 416)))
         #expect(server.requests.allSatisfy { $0.fields["if-range"] == nil || $0.fields["if-range"] == "\"v1\"" })
     }
 
-    @Test func blobReplacedMidStreamFailsWithoutMixingVersions() throws {
+    @Test func blobReplacedMidStreamFailsWithoutMixingVersions() async throws {
         // Over URLSession every buffer-full is a new request, each pinned with If-Range.
         let blob = try HTTPFixture.makeBlob(size: 4 * 1024 * 1024, seed: 1)
         let url = HTTPFixture.url(blob.path)
-        let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 64 * 1024, transport: .urlSession))
-        let reader = SourceReader(source: source)
-        _ = try reader.open().get()
-        var delivered: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        var outcome: BlobSourceReadResult
-        repeat {
-            outcome = try reader.read(at: Int64(delivered.count), into: &buffer)
-            if case .read(let count) = outcome { delivered += buffer[0..<count] }
-            if delivered.count >= 256 * 1024 && delivered.count - 16 * 1024 < 256 * 1024 {
-                try HTTPFixture.write(HTTPFixture.pattern(size: 4 * 1024 * 1024, seed: 2), to: blob.path, age: 3600)
+        let (delivered, outcome) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 64 * 1024, transport: .urlSession))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            var delivered: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            var replaced = false
+            while true {
+                let outcome = try reader.read(at: Int64(delivered.count), into: &buffer)
+                guard case .read(let count) = outcome else { return (delivered, outcome) }
+                delivered += buffer[0..<count]
+                if !replaced && delivered.count >= 256 * 1024 {
+                    replaced = true
+                    try HTTPFixture.write(HTTPFixture.pattern(size: 4 * 1024 * 1024, seed: 2), to: blob.path, age: 3600)
+                }
             }
-        } while outcome != .end && { if case .read = outcome { return true } else { return false } }()
+        }
         guard case .failed(.sourceChanged(let resource, let offset, let reason)) = outcome else {
             Issue.record("expected sourceChanged, got \(outcome) after \(delivered.count) bytes")
             return
@@ -73,15 +83,18 @@ import Testing
         #expect(delivered == Array(blob.bytes[0..<delivered.count]), "every byte delivered is of the first version")
     }
 
-    @Test func blobReplacedBeforeASeekFailsWithSourceChanged() throws {
+    @Test func blobReplacedBeforeASeekFailsWithSourceChanged() async throws {
         let blob = try HTTPFixture.makeBlob(size: 1024 * 1024, seed: 3)
-        let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 64 * 1024))
-        let reader = SourceReader(source: source)
-        _ = try reader.open().get()
-        let start = try reader.read(at: 0, count: 1000)
+        let (start, result) = try await blocking {
+            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 64 * 1024))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            let start = try reader.read(at: 0, count: 1000)
+            try HTTPFixture.write(HTTPFixture.pattern(size: 1024 * 1024, seed: 4), to: blob.path, age: 3600)
+            return (start, try reader.readToEnd(from: 500_000))
+        }
         #expect(start == .read(1000))
-        try HTTPFixture.write(HTTPFixture.pattern(size: 1024 * 1024, seed: 4), to: blob.path, age: 3600)
-        let result = try reader.readToEnd(from: 500_000)
         guard case .failure(.sourceChanged(_, 500_000, _)) = result else {
             Issue.record("expected sourceChanged at 500000, got \(result)")
             return
@@ -89,33 +102,38 @@ import Testing
     }
 
     @Test(arguments: transports)
-    func serverThatNeverAnswersTimesOut(transport: HTTPDataSource.Transport) throws {
+    func serverThatNeverAnswersTimesOut(transport: HTTPDataSource.Transport) async throws {
         try HTTPFixture.requireNginx()
-        let source = HTTPDataSource(
-            url: HTTPFixture.url("stall/forever"),
-            configuration: .init(requestTimeout: 0.5, idleTimeout: 0.5, maxRetries: 1, retryDelay: 0.05, transport: transport))
         let started = Date()
-        let result = try SourceReader(source: source, timeout: 20).open()
-        let elapsed = Date().timeIntervalSince(started)
+        let (result, statistics) = try await blocking {
+            let source = HTTPDataSource(
+                url: HTTPFixture.url("stall/forever"),
+                configuration: .init(requestTimeout: 0.5, idleTimeout: 0.5, maxRetries: 1, retryDelay: 0.05, transport: transport))
+            defer { source.close() }
+            return (try SourceReader(source: source, timeout: 20).open(), source.statistics)
+        }
         guard case .failure(.timedOut(_, let operation, 0.5)) = result else {
             Issue.record("expected a time-out, got \(result)")
             return
         }
         #expect(operation.contains("waiting for the response"))
         #expect(operation.contains("2 attempts"))
-        #expect(elapsed < 10)
-        #expect(source.statistics.requests == 2)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(statistics.requests == 2)
     }
 
     @Test(arguments: transports)
-    func serverThatStallsMidBodyTimesOut(transport: HTTPDataSource.Transport) throws {
+    func serverThatStallsMidBodyTimesOut(transport: HTTPDataSource.Transport) async throws {
         try HTTPFixture.requireNginx()
-        let source = HTTPDataSource(
-            url: HTTPFixture.url("stall/after/100000/200000"),
-            configuration: .init(requestTimeout: 5, idleTimeout: 0.5, maxRetries: 1, retryDelay: 0.05, transport: transport))
-        let reader = SourceReader(source: source, timeout: 20)
-        #expect(try reader.open().get().length == 200_000)
-        let result = try reader.readToEnd()
+        let (description, result) = try await blocking {
+            let source = HTTPDataSource(
+                url: HTTPFixture.url("stall/after/100000/200000"),
+                configuration: .init(requestTimeout: 5, idleTimeout: 0.5, maxRetries: 1, retryDelay: 0.05, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source, timeout: 20)
+            return (try reader.open().get(), try reader.readToEnd())
+        }
+        #expect(description.length == 200_000)
         guard case .failure(.timedOut(_, let operation, 0.5)) = result else {
             Issue.record("expected a time-out, got \(result)")
             return
@@ -124,28 +142,34 @@ import Testing
     }
 
     @Test(arguments: transports)
-    func unreachableServerFailsAfterTheRetries(transport: HTTPDataSource.Transport) throws {
+    func unreachableServerFailsAfterTheRetries(transport: HTTPDataSource.Transport) async throws {
         let url = URL(string: "http://127.0.0.1:9/blob")!
-        let source = HTTPDataSource(url: url, configuration: .init(maxRetries: 3, retryDelay: 0.01, transport: transport))
-        let result = try SourceReader(source: source, timeout: 20).open()
+        let (result, statistics) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(maxRetries: 3, retryDelay: 0.01, transport: transport))
+            defer { source.close() }
+            return (try SourceReader(source: source, timeout: 20).open(), source.statistics)
+        }
         guard case .failure(.network(let failedURL, let reason)) = result else {
             Issue.record("expected a network error, got \(result)")
             return
         }
         #expect(failedURL == url.absoluteString)
         #expect(reason.contains("4 attempts"))
-        #expect(source.statistics.requests == 4)
-        #expect(source.statistics.reconnects == 3)
+        #expect(statistics.requests == 4)
+        #expect(statistics.reconnects == 3)
     }
 
-    @Test func unsupportedURLsAreRefusedAtOpen() throws {
-        let ftp = HTTPDataSource(url: URL(string: "ftp://127.0.0.1/blob")!)
-        guard case .failure(.unsupportedURL) = try SourceReader(source: ftp).open() else {
+    @Test func unsupportedURLsAreRefusedAtOpen() async throws {
+        let (ftp, injected) = try await blocking {
+            let ftp = HTTPDataSource(url: URL(string: "ftp://127.0.0.1/blob")!)
+            let injected = HTTPDataSource(url: HTTPFixture.nginx, configuration: .init(headers: ["X-Evil": "a\r\nHost: b"]))
+            return (try SourceReader(source: ftp).open(), try SourceReader(source: injected).open())
+        }
+        guard case .failure(.unsupportedURL) = ftp else {
             Issue.record("ftp: accepted")
             return
         }
-        let injected = HTTPDataSource(url: HTTPFixture.nginx, configuration: .init(headers: ["X-Evil": "a\r\nHost: b"]))
-        guard case .failure(.sourceFailed(_, let reason)) = try SourceReader(source: injected).open() else {
+        guard case .failure(.sourceFailed(_, let reason)) = injected else {
             Issue.record("a header with a line break was accepted")
             return
         }

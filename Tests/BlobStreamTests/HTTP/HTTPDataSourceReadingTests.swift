@@ -7,112 +7,131 @@ import Testing
     static let transports: [HTTPDataSource.Transport] = [.automatic, .urlSession]
 
     @Test(arguments: transports)
-    func fullReadMatchesTheFileAndPinsLengthAndVersion(transport: HTTPDataSource.Transport) throws {
+    func fullReadMatchesTheFileAndPinsLengthAndVersion(transport: HTTPDataSource.Transport) async throws {
         let blob = try HTTPFixture.makeBlob(size: 3 * 1024 * 1024 + 17)
-        let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 1 << 20, transport: transport))
-        let reader = SourceReader(source: source)
-        let description = try reader.open().get()
+        let (description, bytes, atEnd) = try await blocking {
+            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 1 << 20, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            return (try reader.open().get(), try reader.readToEnd().get(), try reader.read(at: Int64(blob.bytes.count), count: 10))
+        }
         #expect(description.length == Int64(blob.bytes.count))
         #expect(description.identity?.hasPrefix("\"") == true, "nginx's ETag is the version: \(description.identity ?? "nil")")
-        let bytes = try reader.readToEnd().get()
         #expect(bytes == blob.bytes)
-        #expect(try reader.read(at: Int64(blob.bytes.count), count: 10) == .end)
-        source.close()
+        #expect(atEnd == .end)
     }
 
     @Test(arguments: transports)
-    func readsFromOffsetsAndSeeksBothWays(transport: HTTPDataSource.Transport) throws {
+    func readsFromOffsetsAndSeeksBothWays(transport: HTTPDataSource.Transport) async throws {
         let blob = try HTTPFixture.makeBlob(size: 2 * 1024 * 1024)
-        let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 256 * 1024, transport: transport))
-        let reader = SourceReader(source: source)
-        _ = try reader.open().get()
-        for offset in [1_500_000, 7, 2 * 1024 * 1024 - 5, 0, 1_000_001] {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            guard case .read(let count) = try reader.read(at: Int64(offset), into: &buffer) else {
-                Issue.record("no bytes at offset \(offset)")
-                continue
+        let offsets = [1_500_000, 7, 2 * 1024 * 1024 - 5, 0, 1_000_001]
+        let (pieces, tail) = try await blocking {
+            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 256 * 1024, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            var pieces: [[UInt8]] = []
+            for offset in offsets {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                guard case .read(let count) = try reader.read(at: Int64(offset), into: &buffer) else { throw FixtureError("no bytes at \(offset)") }
+                pieces.append(Array(buffer[0..<count]))
             }
-            #expect(count > 0)
-            #expect(Array(buffer[0..<count]) == Array(blob.bytes[offset..<offset + count]), "bytes at offset \(offset)")
+            return (pieces, try reader.readToEnd(from: 1_999_999).get())
         }
-        let tail = try reader.readToEnd(from: 1_999_999).get()
+        for (offset, piece) in zip(offsets, pieces) {
+            #expect(!piece.isEmpty)
+            #expect(piece == Array(blob.bytes[offset..<offset + piece.count]), "bytes at offset \(offset)")
+        }
         #expect(tail == Array(blob.bytes[1_999_999...]))
-        source.close()
     }
 
     @Test(arguments: transports)
-    func reopenContinuesAtTheReadersOffset(transport: HTTPDataSource.Transport) throws {
+    func reopenContinuesAtTheReadersOffset(transport: HTTPDataSource.Transport) async throws {
         let blob = try HTTPFixture.makeBlob(size: 600_000)
-        let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: transport))
-        let reader = SourceReader(source: source)
-        let first = try reader.open().get()
-        _ = try reader.read(at: 0, count: 100_000)
-        source.close()
-        #expect(try reader.open().get() == first)
-        let rest = try reader.readToEnd(from: 100_000).get()
-        #expect(rest == Array(blob.bytes[100_000...]))
-        source.close()
-    }
-
-    @Test func emptyBlobEndsAtOnce() throws {
-        let blob = try HTTPFixture.makeBlob(size: 0)
-        for transport in Self.transports {
+        let (first, second, rest) = try await blocking {
             let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: transport))
+            defer { source.close() }
             let reader = SourceReader(source: source)
-            #expect(try reader.open().get().length == 0)
-            #expect(try reader.read(at: 0, count: 10) == .end)
+            let first = try reader.open().get()
+            _ = try reader.read(at: 0, count: 100_000)
             source.close()
+            return (first, try reader.open().get(), try reader.readToEnd(from: 100_000).get())
         }
+        #expect(second == first)
+        #expect(rest == Array(blob.bytes[100_000...]))
     }
 
-    @Test func serverWithoutRangeSupportIsReadBySkipping() throws {
+    @Test(arguments: transports)
+    func emptyBlobEndsAtOnce(transport: HTTPDataSource.Transport) async throws {
+        let blob = try HTTPFixture.makeBlob(size: 0)
+        let (description, read) = try await blocking {
+            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            return (try reader.open().get(), try reader.read(at: 0, count: 10))
+        }
+        #expect(description.length == 0)
+        #expect(read == .end)
+    }
+
+    @Test func serverWithoutRangeSupportIsReadBySkipping() async throws {
         let blob = try HTTPFixture.makeBlob(size: 1_000_000)
-        let source = HTTPDataSource(url: HTTPFixture.url(blob.path, prefix: "norange/"))
-        let reader = SourceReader(source: source)
-        #expect(try reader.open().get().length == 1_000_000)
-        let tail = try reader.readToEnd(from: 654_321).get()
+        let (description, tail, statistics) = try await blocking {
+            let source = HTTPDataSource(url: HTTPFixture.url(blob.path, prefix: "norange/"))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            return (try reader.open().get(), try reader.readToEnd(from: 654_321).get(), source.statistics)
+        }
+        #expect(description.length == 1_000_000)
         #expect(tail == Array(blob.bytes[654_321...]))
-        #expect(source.statistics.bytesReceived >= 1_000_000, "the skipped bytes were downloaded too")
-        source.close()
+        #expect(statistics.bytesReceived >= 1_000_000, "the skipped bytes were downloaded too")
     }
 
-    @Test func serverWithoutRangeSupportOverURLSessionFailsClearlyWhenTheBlobExceedsTheBuffer() throws {
+    @Test func serverWithoutRangeSupportOverURLSessionFailsClearlyWhenTheBlobExceedsTheBuffer() async throws {
         let blob = try HTTPFixture.makeBlob(size: 1_000_000)
-        let source = HTTPDataSource(
-            url: HTTPFixture.url(blob.path, prefix: "norange/"),
-            configuration: .init(readAheadLimit: 128 * 1024, transport: .urlSession))
-        let reader = SourceReader(source: source)
-        _ = try reader.open().get()
-        let result = try reader.readToEnd()
+        let result = try await blocking {
+            let source = HTTPDataSource(
+                url: HTTPFixture.url(blob.path, prefix: "norange/"),
+                configuration: .init(readAheadLimit: 128 * 1024, transport: .urlSession))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return try reader.readToEnd()
+        }
         guard case .failure(.sourceFailed(_, let reason)) = result else {
             Issue.record("expected a clear failure, got \(result)")
             return
         }
         #expect(reason.contains("ignores Range"))
-        source.close()
     }
 
     @Test(arguments: transports)
-    func chunkedResponseOfUnknownLengthIsReadToItsEnd(transport: HTTPDataSource.Transport) throws {
+    func chunkedResponseOfUnknownLengthIsReadToItsEnd(transport: HTTPDataSource.Transport) async throws {
         let blob = try HTTPFixture.makeBlob(size: 700_001)
-        let source = HTTPDataSource(
-            url: HTTPFixture.url(blob.path, prefix: "chunked/"),
-            configuration: .init(readAheadLimit: 1 << 20, transport: transport))
-        let reader = SourceReader(source: source)
-        #expect(try reader.open().get().length == nil)
-        #expect(try reader.readToEnd().get() == blob.bytes)
-        source.close()
+        let (description, bytes) = try await blocking {
+            let source = HTTPDataSource(
+                url: HTTPFixture.url(blob.path, prefix: "chunked/"),
+                configuration: .init(readAheadLimit: 1 << 20, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            return (try reader.open().get(), try reader.readToEnd().get())
+        }
+        #expect(description.length == nil)
+        #expect(bytes == blob.bytes)
     }
 
     @Test(arguments: transports)
-    func redirectIsFollowed(transport: HTTPDataSource.Transport) throws {
+    func redirectIsFollowed(transport: HTTPDataSource.Transport) async throws {
         let blob = try HTTPFixture.makeBlob(size: 300_000)
         let name = String(blob.path.dropFirst("http-tests/".count))
         try HTTPFixture.write(blob.bytes, to: "upload/" + name)
-        let source = HTTPDataSource(url: HTTPFixture.url(name, prefix: "redirect-put/"), configuration: .init(transport: transport))
-        let reader = SourceReader(source: source)
-        _ = try reader.open().get()
-        #expect(try reader.readToEnd().get() == blob.bytes)
-        source.close()
+        let bytes = try await blocking {
+            let source = HTTPDataSource(url: HTTPFixture.url(name, prefix: "redirect-put/"), configuration: .init(transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return try reader.readToEnd().get()
+        }
+        #expect(bytes == blob.bytes)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// origin.
 @Suite struct HTTPRedirectCredentialTests {
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
-    func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) throws {
+    func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) async throws {
         let bytes = HTTPFixture.pattern(size: 50_000, seed: 31)
         let body = { @Sendable (request: ScriptedHTTPServer.Request) -> [UInt8] in
             ScriptedHTTPServer.response(
@@ -25,15 +25,19 @@ import Testing
         defer { origin.stop() }
         let headers = ["Authorization": "Bearer secret", "X-Trace": "t1"]
 
-        for path in ["/here", "/away"] {
-            let source = HTTPDataSource(
-                url: URL(string: "http://127.0.0.1:\(origin.port)\(path)")!,
-                configuration: .init(headers: headers, transport: transport))
-            let reader = SourceReader(source: source)
-            _ = try reader.open().get()
-            #expect(try reader.readToEnd().get() == bytes, "read through the redirect at \(path)")
-            source.close()
+        let originPort = origin.port
+        let results = try await blocking {
+            try ["/here", "/away"].map { path in
+                let source = HTTPDataSource(
+                    url: URL(string: "http://127.0.0.1:\(originPort)\(path)")!,
+                    configuration: .init(headers: headers, transport: transport))
+                defer { source.close() }
+                let reader = SourceReader(source: source)
+                _ = try reader.open().get()
+                return try reader.readToEnd().get()
+            }
         }
+        #expect(results == [bytes, bytes], "read through both redirects")
 
         let atOrigin = origin.requests
         #expect(atOrigin.map(\.target) == ["/here", "/blob", "/away"])

@@ -141,13 +141,14 @@ final class Box<T>: @unchecked Sendable {
     }
 }
 
-/// The process's resident set size in bytes, from /proc/self/status.
-func residentSetSize() -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
+/// Runs blocking test code (waits for servers, slow readers) on a thread of its own, so it never
+/// holds one of the few cooperative threads that other tests, running in parallel, need.
+/// Expectations belong after it, in the test itself: issues recorded on a plain thread are not
+/// attributed to the test.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
-    return 0
 }
 
 extension HTTPDataSource.Transport: CustomTestStringConvertible {

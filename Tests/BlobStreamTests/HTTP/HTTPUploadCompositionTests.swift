@@ -10,37 +10,43 @@ import Testing
 /// instead of waiting forever for a download that queue would have to deliver; over the socket
 /// transport it simply works.
 @Suite struct HTTPUploadCompositionTests {
-    private struct Outcome {
+    private struct Outcome: Sendable {
         var statusCode: Int?
-        var error: (any Error)?
+        /// The task's error, described.
+        var error: String?
         var seconds: TimeInterval
     }
 
     /// PUTs `stream` (chunked: URLSession does not know a stream's length) to nginx's upload
     /// area and waits at most `timeout` seconds.
-    private func upload(_ stream: InputStream, to name: String, timeout: TimeInterval = 30) throws -> Outcome {
+    private func upload(_ stream: InputStream, to name: String, timeout: TimeInterval = 30) async throws -> Outcome {
         var request = URLRequest(url: HTTPFixture.url("upload/" + name))
         request.httpMethod = "PUT"
         request.httpBodyStream = stream
         let done = DispatchSemaphore(value: 0)
-        let result = Box<(Int?, (any Error)?)>()
+        let result = Box<Outcome>()
         let started = Date()
         URLSession.shared.dataTask(with: request) { _, response, error in
-            result.value = ((response as? HTTPURLResponse)?.statusCode, error)
+            result.value = Outcome(
+                statusCode: (response as? HTTPURLResponse)?.statusCode,
+                error: error.map { "\($0)" },
+                seconds: Date().timeIntervalSince(started))
             done.signal()
         }.resume()
-        guard done.wait(timeout: .now() + timeout) == .success, let (status, error) = result.value else {
-            throw FixtureError("the upload neither finished nor failed within \(timeout) s: it hangs")
+        return try await blocking {
+            guard done.wait(timeout: .now() + timeout) == .success, let outcome = result.value else {
+                throw FixtureError("the upload neither finished nor failed within \(timeout) s: it hangs")
+            }
+            return outcome
         }
-        return Outcome(statusCode: status, error: error, seconds: Date().timeIntervalSince(started))
     }
 
-    @Test func synchronousStreamOverURLSessionAsUploadBodyFailsFast() throws {
+    @Test func synchronousStreamOverURLSessionAsUploadBodyFailsFast() async throws {
         let blob = try HTTPFixture.makeBlob(size: 1024 * 1024, seed: 21)
         let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: .urlSession))
         let stream = BlobInputStream(dataSource: source, mode: .synchronous)
         let name = "composition-\(UUID().uuidString).bin"
-        let outcome = try upload(stream, to: name)
+        let outcome = try await upload(stream, to: name)
         #expect(outcome.error != nil, "the upload must fail, not send a short or empty body (status \(outcome.statusCode ?? 0))")
         #expect(outcome.seconds < 10)
         guard case .wouldDeadlock(let resource, let reason) = stream.blobError else {
@@ -52,11 +58,11 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: HTTPFixture.wwwRoot + "/upload/" + name))
     }
 
-    @Test func synchronousStreamOverSocketsAsUploadBodyWorks() throws {
+    @Test func synchronousStreamOverSocketsAsUploadBodyWorks() async throws {
         let blob = try HTTPFixture.makeBlob(size: 3 * 1024 * 1024 + 5, seed: 22)
         let stream = BlobInputStream(dataSource: HTTPDataSource(url: HTTPFixture.url(blob.path)), mode: .synchronous)
         let name = "composition-\(UUID().uuidString).bin"
-        let outcome = try upload(stream, to: name)
+        let outcome = try await upload(stream, to: name)
         #expect(outcome.error == nil)
         #expect(outcome.statusCode == 201 || outcome.statusCode == 204)
         let uploaded = try Data(contentsOf: URL(fileURLWithPath: HTTPFixture.wwwRoot + "/upload/" + name))
