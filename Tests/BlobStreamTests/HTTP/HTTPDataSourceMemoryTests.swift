@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -18,11 +19,13 @@ import Testing
     func slowReaderPausesTheDownload(transport: HTTPDataSource.Transport) async throws {
         let size = 24 * 1024 * 1024
         let limit = 1024 * 1024
-        let blob = try HTTPFixture.makeBlob(size: size, seed: 5)
+        let blob = try ServedBlob(size: size, seed: 5)
+        defer { blob.remove() }
+        let url = try blob.url()
         let seen = try await blocking {
             // A short idle timeout: time spent paused with a full buffer must not count.
             let source = HTTPDataSource(
-                url: HTTPFixture.url(blob.path),
+                url: url,
                 configuration: .init(readAheadLimit: limit, idleTimeout: 0.3, transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)

@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -8,9 +9,11 @@ import Testing
 
     @Test(arguments: transports)
     func fullReadMatchesTheFileAndPinsLengthAndVersion(transport: HTTPDataSource.Transport) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 3 * 1024 * 1024 + 17)
+        let blob = try ServedBlob(size: 3 * 1024 * 1024 + 17)
+        defer { blob.remove() }
+        let url = try blob.url()
         let (description, bytes, atEnd) = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 1 << 20, transport: transport))
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 1 << 20, transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             return (try reader.open().get(), try reader.readToEnd().get(), try reader.read(at: Int64(blob.bytes.count), count: 10))
@@ -23,17 +26,21 @@ import Testing
 
     @Test(arguments: transports)
     func readsFromOffsetsAndSeeksBothWays(transport: HTTPDataSource.Transport) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 2 * 1024 * 1024)
+        let blob = try ServedBlob(size: 2 * 1024 * 1024)
+        defer { blob.remove() }
+        let url = try blob.url()
         let offsets = [1_500_000, 7, 2 * 1024 * 1024 - 5, 0, 1_000_001]
         let (pieces, tail) = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 256 * 1024, transport: transport))
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 256 * 1024, transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             _ = try reader.open().get()
             var pieces: [[UInt8]] = []
             for offset in offsets {
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                guard case .read(let count) = try reader.read(at: Int64(offset), into: &buffer) else { throw FixtureError("no bytes at \(offset)") }
+                guard case .read(let count) = try reader.read(at: Int64(offset), into: &buffer) else {
+                    throw TestSupportError("no bytes at offset \(offset)")
+                }
                 pieces.append(Array(buffer[0..<count]))
             }
             return (pieces, try reader.readToEnd(from: 1_999_999).get())
@@ -47,9 +54,11 @@ import Testing
 
     @Test(arguments: transports)
     func reopenContinuesAtTheReadersOffset(transport: HTTPDataSource.Transport) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 600_000)
+        let blob = try ServedBlob(size: 600_000)
+        defer { blob.remove() }
+        let url = try blob.url()
         let (first, second, rest) = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: transport))
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             let first = try reader.open().get()
@@ -63,9 +72,11 @@ import Testing
 
     @Test(arguments: transports)
     func emptyBlobEndsAtOnce(transport: HTTPDataSource.Transport) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 0)
+        let blob = try ServedBlob(size: 0)
+        defer { blob.remove() }
+        let url = try blob.url()
         let (description, read) = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: transport))
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             return (try reader.open().get(), try reader.read(at: 0, count: 10))
@@ -75,9 +86,11 @@ import Testing
     }
 
     @Test func serverWithoutRangeSupportIsReadBySkipping() async throws {
-        let blob = try HTTPFixture.makeBlob(size: 1_000_000)
+        let blob = try ServedBlob(size: 1_000_000)
+        defer { blob.remove() }
+        let url = try blob.url(.noRange)
         let (description, tail, statistics) = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(blob.path, prefix: "norange/"))
+            let source = HTTPDataSource(url: url)
             defer { source.close() }
             let reader = SourceReader(source: source)
             return (try reader.open().get(), try reader.readToEnd(from: 654_321).get(), source.statistics)
@@ -88,11 +101,11 @@ import Testing
     }
 
     @Test func serverWithoutRangeSupportOverURLSessionFailsClearlyWhenTheBlobExceedsTheBuffer() async throws {
-        let blob = try HTTPFixture.makeBlob(size: 1_000_000)
+        let blob = try ServedBlob(size: 1_000_000)
+        defer { blob.remove() }
+        let url = try blob.url(.noRange)
         let result = try await blocking {
-            let source = HTTPDataSource(
-                url: HTTPFixture.url(blob.path, prefix: "norange/"),
-                configuration: .init(readAheadLimit: 128 * 1024, transport: .urlSession))
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 128 * 1024, transport: .urlSession))
             defer { source.close() }
             let reader = SourceReader(source: source)
             _ = try reader.open().get()
@@ -107,11 +120,11 @@ import Testing
 
     @Test(arguments: transports)
     func chunkedResponseOfUnknownLengthIsReadToItsEnd(transport: HTTPDataSource.Transport) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 700_001)
+        let blob = try ServedBlob(size: 700_001)
+        defer { blob.remove() }
+        let url = try blob.url(.chunked)
         let (description, bytes) = try await blocking {
-            let source = HTTPDataSource(
-                url: HTTPFixture.url(blob.path, prefix: "chunked/"),
-                configuration: .init(readAheadLimit: 1 << 20, transport: transport))
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 1 << 20, transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             return (try reader.open().get(), try reader.readToEnd().get())
@@ -122,11 +135,17 @@ import Testing
 
     @Test(arguments: transports)
     func redirectIsFollowed(transport: HTTPDataSource.Transport) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 300_000)
-        let name = String(blob.path.dropFirst("http-tests/".count))
-        try HTTPFixture.write(blob.bytes, to: "upload/" + name)
+        let blob = try ServedBlob(size: 300_000)
+        defer { blob.remove() }
+        // nginx redirects /redirect-put/<rest> to /upload/<rest>, for GET too.
+        let name = URL(fileURLWithPath: blob.directory).lastPathComponent + "/blob.bin"
+        let uploaded = TestServers.uploadRoot + "/" + name
+        try FileManager.default.createDirectory(atPath: TestServers.uploadRoot + "/" + URL(fileURLWithPath: blob.directory).lastPathComponent, withIntermediateDirectories: true)
+        try Data(blob.bytes).write(to: URL(fileURLWithPath: uploaded))
+        defer { TempFiles.remove(URL(fileURLWithPath: uploaded).deletingLastPathComponent().path) }
+        let url = TestServers.redirectPutURL.appendingPathComponent(name)
         let bytes = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(name, prefix: "redirect-put/"), configuration: .init(transport: transport))
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             _ = try reader.open().get()

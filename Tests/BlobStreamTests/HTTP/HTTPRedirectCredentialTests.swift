@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 @Suite struct HTTPRedirectCredentialTests {
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
     func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) async throws {
-        let bytes = HTTPFixture.pattern(size: 50_000, seed: 31)
+        let bytes = TempFiles.pseudoRandomBytes(count: 50_000, seed: 31)
         let body = { @Sendable (request: ScriptedHTTPServer.Request) -> [UInt8] in
             ScriptedHTTPServer.response(
                 status: "206 Partial Content",

@@ -7,9 +7,11 @@ import Testing
 @Suite struct HTTPStreamTests {
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func streamReadsTheBlobByURL(mode: BlobInputStream.Mode) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 5 * 1024 * 1024 + 3, seed: 11)
+        let blob = try ServedBlob(size: 5 * 1024 * 1024 + 3, seed: 11)
+        defer { blob.remove() }
+        let url = try blob.url()
         let (isHTTP, bytes, length) = try await blocking {
-            let stream = try BlobInputStream.make(url: HTTPFixture.url(blob.path), mode: mode)
+            let stream = try BlobInputStream.make(url: url, mode: mode)
             return (stream.dataSource is HTTPDataSource, try StreamHarness.readAll(stream, chunk: 64 * 1024), stream.length)
         }
         #expect(isHTTP)
@@ -19,9 +21,11 @@ import Testing
 
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func streamOverURLSessionReadsTheBlob(mode: BlobInputStream.Mode) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 3 * 1024 * 1024, seed: 12)
+        let blob = try ServedBlob(size: 3 * 1024 * 1024, seed: 12)
+        defer { blob.remove() }
+        let url = try blob.url()
         let bytes = try await blocking {
-            let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(readAheadLimit: 512 * 1024, transport: .urlSession))
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 512 * 1024, transport: .urlSession))
             return try StreamHarness.readAll(BlobInputStream(dataSource: source, mode: mode), chunk: 10_000)
         }
         #expect(bytes == blob.bytes)
@@ -29,9 +33,11 @@ import Testing
 
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func streamStartsAtAnOffset(mode: BlobInputStream.Mode) async throws {
-        let blob = try HTTPFixture.makeBlob(size: 2 * 1024 * 1024, seed: 13)
+        let blob = try ServedBlob(size: 2 * 1024 * 1024, seed: 13)
+        defer { blob.remove() }
+        let url = try blob.url()
         let (accepted, bytes) = try await blocking {
-            let stream = try BlobInputStream.make(url: HTTPFixture.url(blob.path), mode: mode)
+            let stream = try BlobInputStream.make(url: url, mode: mode)
             let accepted = stream.setProperty(NSNumber(value: 1_234_567), forKey: .fileCurrentOffsetKey)
             return (accepted, try StreamHarness.readAll(stream))
         }
@@ -41,8 +47,8 @@ import Testing
 
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func missingBlobFailsTheStreamWith404(mode: BlobInputStream.Mode) async throws {
-        try HTTPFixture.requireNginx()
-        let url = HTTPFixture.url("http-tests/missing.bin")
+        try TestServers.requireNginx()
+        let url = TestServers.nginxURL.appendingPathComponent("http-source-missing.bin")
         let error = try await blocking { () -> BlobStreamError? in
             do {
                 _ = try StreamHarness.readAll(try BlobInputStream.make(url: url, mode: mode))

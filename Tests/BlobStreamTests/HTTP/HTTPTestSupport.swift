@@ -1,71 +1,41 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
-/// Blobs served by the test nginx, and the way to reach them.
-enum HTTPFixture {
-    static let nginx = URL(string: "http://127.0.0.1:18080/")!
-    static let wwwRoot = "/tmp/blobstream-servers/www"
+/// A blob in a fresh directory under nginx's root; call ``remove()`` when done.
+struct ServedBlob: Sendable {
+    /// The directory that holds it, under ``TestServers/wwwRoot``.
+    let directory: String
+    /// Its file.
+    let path: String
+    /// Its bytes.
+    let bytes: [UInt8]
 
-    /// Fails with what to run when nginx does not answer.
-    static func requireNginx() throws {
-        let health = nginx.appendingPathComponent("_blobstream/health")
-        guard (try? Data(contentsOf: health)).map({ String(decoding: $0, as: UTF8.self).contains("blobstream-nginx") }) == true else {
-            throw FixtureError("nginx does not answer at \(nginx): run Scripts/test-servers.sh up (installs nginx from apt)")
-        }
+    /// Writes `size` pseudo-random bytes for `seed` to a new directory served by nginx.
+    init(size: Int, seed: UInt64 = 1) throws {
+        try TestServers.requireNginx()
+        directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "http-source")
+        path = directory + "/blob.bin"
+        bytes = TempFiles.pseudoRandomBytes(count: size, seed: seed)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
-    /// Writes `size` pseudo-random bytes (from `seed`) under nginx's root and returns the path
-    /// relative to it and the bytes.
-    static func makeBlob(size: Int, seed: UInt64 = 1, name: String = "blob") throws -> (path: String, bytes: [UInt8]) {
-        try requireNginx()
-        let bytes = pattern(size: size, seed: seed)
-        let path = "http-tests/\(name)-\(UUID().uuidString).bin"
-        try write(bytes, to: path)
-        return (path, bytes)
+    /// Where nginx serves it through `route`.
+    func url(_ route: TestServers.Route = .plain) throws -> URL {
+        try TestServers.nginxURL(forFileAtPath: path, route: route)
     }
 
-    /// Replaces the file at `path` with `bytes`, atomically, with a modification time `age`
-    /// seconds in the past so nginx's entity tag (time and size) changes even within a second.
-    static func write(_ bytes: [UInt8], to path: String, age: TimeInterval = 0) throws {
-        let file = URL(fileURLWithPath: wwwRoot).appendingPathComponent(path)
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(bytes).write(to: file, options: .atomic)
-        if age != 0 {
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: file.path)
-        }
+    /// Replaces it, atomically, with `bytes` dated an hour back, so nginx's entity tag (time and
+    /// size) changes even within the same second.
+    func replace(with bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: path)
     }
 
-    static func url(_ path: String, prefix: String = "") -> URL {
-        URL(string: prefix + path, relativeTo: nginx)!.absoluteURL
+    func remove() {
+        TempFiles.remove(directory)
     }
-
-    /// Fast deterministic bytes (SplitMix64), so a mixed-up offset never matches by chance.
-    static func pattern(size: Int, seed: UInt64) -> [UInt8] {
-        var state = seed &* 0x9E37_79B9_7F4A_7C15
-        var bytes = [UInt8](repeating: 0, count: size)
-        bytes.withUnsafeMutableBytes { raw in
-            var index = 0
-            while index < size {
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                z ^= z >> 31
-                withUnsafeBytes(of: z) { word in
-                    let run = min(8, size - index)
-                    raw.baseAddress!.advanced(by: index).copyMemory(from: word.baseAddress!, byteCount: run)
-                }
-                index += 8
-            }
-        }
-        return bytes
-    }
-}
-
-struct FixtureError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Drives a data source through the contract directly, the way a stream does: open, then
@@ -83,7 +53,7 @@ struct SourceReader {
             done.signal()
         }
         guard done.wait(timeout: .now() + timeout) == .success, let result = box.value else {
-            throw FixtureError("open of \(source.resourceName) did not complete within \(timeout) s")
+            throw TestSupportError("open of \(source.resourceName) did not complete within \(timeout) s")
         }
         return result
     }
@@ -102,7 +72,7 @@ struct SourceReader {
             }
             guard result == .wouldBlock else { return result }
             guard signal.wait(timeout: .now() + timeout) == .success else {
-                throw FixtureError("no whenReadable call within \(timeout) s at offset \(offset) of \(source.resourceName)")
+                throw TestSupportError("no whenReadable call within \(timeout) s at offset \(offset) of \(source.resourceName)")
             }
         }
     }

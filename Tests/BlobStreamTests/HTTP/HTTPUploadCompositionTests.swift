@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -20,7 +21,7 @@ import Testing
     /// PUTs `stream` (chunked: URLSession does not know a stream's length) to nginx's upload
     /// area and waits at most `timeout` seconds.
     private func upload(_ stream: InputStream, to name: String, timeout: TimeInterval = 30) async throws -> Outcome {
-        var request = URLRequest(url: HTTPFixture.url("upload/" + name))
+        var request = URLRequest(url: TestServers.uploadURL.appendingPathComponent(name))
         request.httpMethod = "PUT"
         request.httpBodyStream = stream
         let done = DispatchSemaphore(value: 0)
@@ -35,17 +36,20 @@ import Testing
         }.resume()
         return try await blocking {
             guard done.wait(timeout: .now() + timeout) == .success, let outcome = result.value else {
-                throw FixtureError("the upload neither finished nor failed within \(timeout) s: it hangs")
+                throw TestSupportError("the upload neither finished nor failed within \(timeout) s: it hangs")
             }
             return outcome
         }
     }
 
     @Test func synchronousStreamOverURLSessionAsUploadBodyFailsFast() async throws {
-        let blob = try HTTPFixture.makeBlob(size: 1024 * 1024, seed: 21)
-        let source = HTTPDataSource(url: HTTPFixture.url(blob.path), configuration: .init(transport: .urlSession))
+        let blob = try ServedBlob(size: 1024 * 1024, seed: 21)
+        defer { blob.remove() }
+        let url = try blob.url()
+        let source = HTTPDataSource(url: url, configuration: .init(transport: .urlSession))
         let stream = BlobInputStream(dataSource: source, mode: .synchronous)
-        let name = "composition-\(UUID().uuidString).bin"
+        let name = "http-source-composition-\(UUID().uuidString).bin"
+        defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
         let outcome = try await upload(stream, to: name)
         #expect(outcome.error != nil, "the upload must fail, not send a short or empty body (status \(outcome.statusCode ?? 0))")
         #expect(outcome.seconds < 10)
@@ -53,28 +57,31 @@ import Testing
             Issue.record("expected wouldDeadlock, got \(String(describing: stream.blobError))")
             return
         }
-        #expect(resource == HTTPFixture.url(blob.path).absoluteString)
+        #expect(resource == url.absoluteString)
         #expect(reason.contains("URLSession"))
-        #expect(!FileManager.default.fileExists(atPath: HTTPFixture.wwwRoot + "/upload/" + name))
+        #expect(!FileManager.default.fileExists(atPath: TestServers.uploadRoot + "/" + name))
     }
 
     @Test func synchronousStreamOverSocketsAsUploadBodyWorks() async throws {
-        let blob = try HTTPFixture.makeBlob(size: 3 * 1024 * 1024 + 5, seed: 22)
-        let stream = BlobInputStream(dataSource: HTTPDataSource(url: HTTPFixture.url(blob.path)), mode: .synchronous)
-        let name = "composition-\(UUID().uuidString).bin"
+        let blob = try ServedBlob(size: 3 * 1024 * 1024 + 5, seed: 22)
+        defer { blob.remove() }
+        let stream = BlobInputStream(dataSource: HTTPDataSource(url: try blob.url()), mode: .synchronous)
+        let name = "http-source-composition-\(UUID().uuidString).bin"
+        defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
         let outcome = try await upload(stream, to: name)
         #expect(outcome.error == nil)
         #expect(outcome.statusCode == 201 || outcome.statusCode == 204)
-        let uploaded = try Data(contentsOf: URL(fileURLWithPath: HTTPFixture.wwwRoot + "/upload/" + name))
+        let uploaded = try Data(contentsOf: URL(fileURLWithPath: TestServers.uploadRoot + "/" + name))
         #expect(Array(uploaded) == blob.bytes)
     }
 
     @Test func waitingOffURLSessionsQueueIsSafe() {
-        let source = HTTPDataSource(url: HTTPFixture.url("any.bin"), configuration: .init(transport: .urlSession))
+        let url = TestServers.nginxURL.appendingPathComponent("any.bin")
+        let source = HTTPDataSource(url: url, configuration: .init(transport: .urlSession))
         #expect(source.reasonWaitingWouldDeadlock() == nil)
         let onOwnQueue = DispatchQueue(label: "HTTPUploadCompositionTests").sync { source.reasonWaitingWouldDeadlock() }
         #expect(onOwnQueue == nil)
-        let sockets = HTTPDataSource(url: HTTPFixture.url("any.bin"))
+        let sockets = HTTPDataSource(url: url)
         let onURLSessionQueue = DispatchQueue(label: "MultiHandle.isolation").sync {
             (source.reasonWaitingWouldDeadlock(), sockets.reasonWaitingWouldDeadlock())
         }

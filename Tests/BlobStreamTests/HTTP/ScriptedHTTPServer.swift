@@ -1,3 +1,4 @@
+import BlobTestSupport
 import Foundation
 import Glibc
 
@@ -31,7 +32,7 @@ final class ScriptedHTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
         }
         guard listener >= 0, bound == 0, listen(listener, 16) == 0 else {
-            throw FixtureError("cannot listen on 127.0.0.1: errno \(errno)")
+            throw TestSupportError("cannot listen on 127.0.0.1: errno \(errno)")
         }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
