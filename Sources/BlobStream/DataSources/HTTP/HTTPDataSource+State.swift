@@ -81,8 +81,9 @@ extension HTTPDataSource {
 
     /// Starts a transfer for `request` (its `end` is set here, by transport).
     func startTransfer(_ request: HTTPRangeRequest, redirects: Int, _ s: inout State, _ effects: inout Effects) {
-        guard let buffer = s.buffer else { return }
         let usesURLSession = configuration.transport == .urlSession || request.url.scheme?.lowercased() == "https"
+        // With no room, URLSession could be asked for nothing; the reader's next read resumes.
+        guard let buffer = s.buffer, !usesURLSession || buffer.freeCount > 0 else { return }
         var request = request
         request.validator = s.pinned?.identity
         // URLSession cannot pause, so it is asked for no more than fits.
