@@ -46,7 +46,8 @@ import Synchronization
 /// ## Transports and which compositions work
 /// With ``Transport/automatic``, `http:` runs over a TCP connection of the source's own, on a
 /// thread of its own: a synchronous ``BlobInputStream`` over it works anywhere, even as the
-/// `httpBodyStream` of a URLSession upload. `https:` (and everything with
+/// `httpBodyStream` of a URLSession upload (though on Linux, while such a read waits for the
+/// network, no other URLSession of the process makes progress). `https:` (and everything with
 /// ``Transport/urlSession``) runs through URLSession. On Linux every URLSession of the process
 /// works on one shared serial queue, and URLSession reads an upload's body stream on that queue,
 /// so a synchronous read that waits there for a URLSession download could never finish:
