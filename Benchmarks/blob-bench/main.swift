@@ -1,3 +1,86 @@
 import Foundation
 
-print("blob-bench: no scenarios yet")
+/// blob-bench: throughput of BlobStream's paths against baselines measured in the same run.
+///
+///     swift run -c release blob-bench [--json] [--size BYTES] [--runs N] [--only GROUP,...]
+///
+/// Groups: core (file reads), asset (asset-store source), http (HTTP source against curl; starts
+/// the loopback servers through Scripts/test-servers.sh). Every scenario prints its MB/s and its ratio to its baseline.
+struct Options {
+    var json = false
+    var size = 1 << 30
+    var runs = 5
+    var groups: Set<String> = ["core"]
+    var directory = NSTemporaryDirectory() + "blobstream-bench"
+
+    static let allGroups: Set<String> = ["core", "asset", "http"]
+
+    init(_ arguments: [String]) throws {
+        groups = Self.allGroups
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--json": json = true
+            case "--size": size = try Self.integer(rest.popFirst(), for: argument)
+            case "--runs": runs = try Self.integer(rest.popFirst(), for: argument)
+            case "--only":
+                groups = Set((rest.popFirst() ?? "").split(separator: ",").map(String.init))
+                guard !groups.isEmpty, groups.isSubset(of: Self.allGroups) else {
+                    throw BenchmarkError("--only takes groups from: \(Self.allGroups.sorted().joined(separator: ","))")
+                }
+            case "--help", "-h":
+                print("usage: blob-bench [--json] [--size BYTES] [--runs N] [--only \(Self.allGroups.sorted().joined(separator: ","))]")
+                exit(0)
+            default: throw BenchmarkError("unknown argument \(argument); see --help")
+            }
+        }
+    }
+
+    private static func integer(_ value: String?, for option: String) throws -> Int {
+        guard let value, let number = Int(value), number > 0 else { throw BenchmarkError("\(option) takes a positive integer") }
+        return number
+    }
+}
+
+func report(_ result: ScenarioResult, json: Bool) {
+    if json {
+        var object: [String: Any] = [
+            "scenario": result.scenario, "mbps": (result.mbps * 10).rounded() / 10,
+            "baseline": result.baseline, "ratio": (result.ratio * 1000).rounded() / 1000,
+        ]
+        for (key, value) in result.extras { object[key] = value }
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+    } else {
+        let extras = result.extras.sorted { $0.key < $1.key }.map { "  \($0.key)=\(String(format: "%.2f", $0.value))" }.joined()
+        let name = result.scenario.padding(toLength: max(40, result.scenario.count), withPad: " ", startingAt: 0)
+        print(name + String(format: " %9.1f MB/s  %6.3fx ", result.mbps, result.ratio) + result.baseline + extras)
+    }
+    fflush(nil)
+}
+
+do {
+    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    let file = try BenchmarkFile.prepare(size: options.size, directory: options.directory)
+    if !options.json {
+        print("blob-bench: \(options.size) bytes in page cache, best of \(options.runs) runs; ratio = MB/s / baseline MB/s")
+    }
+    if options.groups.contains("core") {
+        for result in try CoreScenarios.run(file: file, size: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("asset") {
+        for result in assetScenarios(file: file, fileSize: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("http") {
+        for result in httpScenarios(file: file, fileSize: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("blob-bench: \(error)\n".utf8))
+    exit(1)
+}

@@ -53,7 +53,8 @@ public enum BlobSourceReadResult: Sendable, Equatable {
 ///   of this source is running, and never calls `read` before `open` has completed
 ///   successfully. They may come from different threads.
 /// - `open` may complete synchronously (calling `completion` before it returns) or later, on
-///   any thread. It calls `completion` exactly once.
+///   any thread. It calls `completion` exactly once — unless `close` comes first, after which
+///   the source may drop the pending completion (the stream has stopped waiting for it).
 /// - `read` must not wait for slow work: a source whose bytes arrive asynchronously answers
 ///   ``BlobSourceReadResult/wouldBlock`` and calls `whenReadable` later. Reads of local storage
 ///   (`pread` of a file, an asset representation's `getBytes`) count as immediate.
@@ -75,8 +76,7 @@ public protocol BlobDataSource: AnyObject, Sendable {
     var resourceName: String { get }
 
     /// The block size this source reads best at. The stream uses it as its default
-    /// ``BlobInputStream/blockSize``. Expensive sources (assets, networks) ask for large blocks;
-    /// cheap ones (files) for blocks the size of a typical read, so reads need no extra copy.
+    /// ``BlobInputStream/blockSize``. Expensive sources (assets, networks) ask for large blocks.
     var preferredBlockSize: Int { get }
 
     /// Opens (or reopens) the source and calls `completion` exactly once, synchronously or later
@@ -111,7 +111,7 @@ public protocol BlobDataSource: AnyObject, Sendable {
 }
 
 extension BlobDataSource {
-    /// 64 KiB: the size of a typical read, so a local source pays no extra copy.
+    /// 64 KiB: the size of URLSession's reads, which then go straight into the caller's buffer.
     public var preferredBlockSize: Int { 64 * 1024 }
 
     /// `nil`: by default a source needs no particular thread to make progress.

@@ -1,0 +1,96 @@
+import BlobStream
+import Foundation
+
+/// Reading a file in page cache with 64 KiB reads: raw `pread` (the baseline), Foundation's file
+/// stream, and BlobInputStream in both modes.
+enum CoreScenarios {
+    static let readSize = 64 * 1024
+
+    static func run(file: String, size: Int, runs: Int) throws -> [ScenarioResult] {
+        let baseline = try Measurement.bestMBps(bytes: size, runs: runs) { try preadLoop(file) }
+        let foundation = Measurement.bestMBps(bytes: size, runs: runs) {
+            drain(InputStream(fileAtPath: file)!)
+        }
+        let synchronous = Measurement.bestMBps(bytes: size, runs: runs) {
+            drain(BlobInputStream(fileAtPath: file))
+        }
+        let asynchronous = try Measurement.bestMBps(bytes: size, runs: runs) {
+            try drainWithEvents(BlobInputStream(fileAtPath: file, mode: .asynchronous))
+        }
+        func result(_ name: String, _ mbps: Double) -> ScenarioResult {
+            ScenarioResult(scenario: name, mbps: mbps, baseline: "pread-64k", ratio: mbps / baseline)
+        }
+        return [
+            result("pread-64k", baseline),
+            result("foundation-inputstream-64k", foundation),
+            result("blobinputstream-sync-64k", synchronous),
+            result("blobinputstream-async-queue-64k", asynchronous),
+        ]
+    }
+
+    private static func preadLoop(_ path: String) throws -> Int {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw BenchmarkError("cannot open \(path)") }
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: readSize, alignment: 64)
+        defer { buffer.deallocate() }
+        var total = 0
+        while true {
+            let n = pread(fd, buffer, readSize, off_t(total))
+            if n <= 0 { return total }
+            total += n
+        }
+    }
+
+    /// Reads a synchronous stream the way URLSession does: while hasBytesAvailable, read 64 KiB.
+    static func drain(_ stream: InputStream) -> Int {
+        stream.open()
+        defer { stream.close() }
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: readSize)
+        defer { buffer.deallocate() }
+        var total = 0
+        while stream.hasBytesAvailable {
+            let n = stream.read(buffer, maxLength: readSize)
+            if n <= 0 { break }
+            total += n
+        }
+        return total
+    }
+
+    /// Reads an asynchronous stream from its delegate, on a dispatch queue.
+    private static func drainWithEvents(_ stream: BlobInputStream) throws -> Int {
+        let reader = QueueReader()
+        stream.delegate = reader
+        stream.delegateQueue = DispatchQueue(label: "blob-bench.events")
+        stream.open()
+        reader.done.wait()
+        stream.close()
+        if let error = reader.error { throw error }
+        return reader.total
+    }
+}
+
+private final class QueueReader: NSObject, StreamDelegate, @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: CoreScenarios.readSize)
+    private(set) var total = 0
+    private(set) var error: Error?
+
+    deinit { buffer.deallocate() }
+
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+        let stream = aStream as! BlobInputStream
+        switch eventCode {
+        case .hasBytesAvailable:
+            let n = stream.read(buffer, maxLength: CoreScenarios.readSize)
+            if n > 0 { total += n }
+        case .endEncountered:
+            done.signal()
+        case .errorOccurred:
+            error = stream.blobError
+            done.signal()
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Timing helpers: best of a few runs, so a stray hiccup on a shared machine does not decide.
+enum Measurement {
+    /// Runs `body` `runs` times and returns the best throughput in MB/s for `bytes` bytes.
+    /// `body` returns the number of bytes it processed, which must equal `bytes`.
+    static func bestMBps(bytes: Int, runs: Int, _ body: () throws -> Int) rethrows -> Double {
+        var best = 0.0
+        for _ in 0..<runs {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let processed = try body()
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            precondition(processed == bytes, "a scenario processed \(processed) bytes instead of \(bytes)")
+            best = max(best, Double(bytes) / elapsed / 1e6)
+        }
+        return best
+    }
+
+    /// Wall-clock seconds of an external command (the command's output is discarded).
+    static func seconds(ofCommand arguments: [String]) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let start = DispatchTime.now().uptimeNanoseconds
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// The process's peak resident set size so far, in bytes (VmHWM).
+    static func peakResidentBytes() -> Int { statusField("VmHWM") }
+
+    /// The process's resident set size now, in bytes (VmRSS).
+    static func residentBytes() -> Int { statusField("VmRSS") }
+
+    private static func statusField(_ name: String) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return kilobytes * 1024
+        }
+        return 0
+    }
+}
+
+/// A failure that stops the benchmark, with what to do about it.
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

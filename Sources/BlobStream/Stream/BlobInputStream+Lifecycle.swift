@@ -1,0 +1,250 @@
+import Foundation
+
+/// Opening, reopening after invalidation, seeking and closing.
+extension BlobInputStream {
+    func openStream() {
+        lock.lock()
+        guard state.status == .notOpen else {
+            lock.unlock()
+            return
+        }
+        state.status = .opening
+        state.blockSize = configuredBlockSize
+        cache = BlockCache(capacity: configuredBlockSize)
+        state.sourceCallsInFlight += 1
+        lock.unlock()
+
+        let stream = WeakReference(self)
+        dataSource.open { result in stream.object?.sourceDidOpen(result) }
+
+        lock.lock()
+        endSourceCall()
+        if mode == .synchronous && state.status == .opening {
+            if let error = waitForSource(operation: "open", until: { $0.status != .opening }) {
+                fail(error)
+                lock.unlock()
+                dataSource.close()
+                return
+            }
+        }
+        lock.unlock()
+    }
+
+    private func sourceDidOpen(_ result: Result<BlobSourceDescription, BlobStreamError>) {
+        lock.lock()
+        guard state.status == .opening else {
+            // Closed, timed out or refused while opening: the source must not stay open.
+            lock.unlock()
+            if case .success = result { dataSource.close() }
+            return
+        }
+        switch result {
+        case .failure(let error):
+            fail(error)
+            lock.unlock()
+        case .success(let description):
+            if let length = description.length, state.offset > length {
+                fail(.invalidOffset(offset: state.offset, length: length))
+                lock.unlock()
+                dataSource.close()
+                return
+            }
+            state.description = description
+            state.sourceIsOpen = true
+            state.status = .open
+            dispatcher.post(.openCompleted)
+            let needsRefill = announceReadability()
+            lock.broadcast()
+            lock.unlock()
+            if needsRefill { scheduleRefill() }
+        }
+    }
+
+    /// After an open or a seek: enters the end, or says bytes are there (synchronous mode), or
+    /// reports that a refill must find them (asynchronous mode). Lock held.
+    func announceReadability() -> Bool {
+        if let remaining = state.remaining, remaining <= 0 {
+            enterEnd()
+            return false
+        }
+        switch mode {
+        case .synchronous:
+            dispatcher.post(.hasBytesAvailable)
+            return false
+        case .asynchronous:
+            guard !state.refillPending else { return false }
+            state.refillPending = true
+            return true
+        }
+    }
+
+    /// Waits, with the lock held, until `done` holds, the stream closes, or the open timeout
+    /// passes; refuses to wait at all when the source says waiting would deadlock.
+    func waitForSource(operation: String, until done: (StreamState) -> Bool) -> BlobStreamError? {
+        if let reason = dataSource.reasonWaitingWouldDeadlock() {
+            return .wouldDeadlock(resource: dataSource.resourceName, reason: reason)
+        }
+        let timeout = configuredOpenTimeout
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !done(state) {
+            if state.status == .closed { return .closed }
+            if !lock.wait(until: deadline) && !done(state) {
+                return state.status == .closed
+                    ? .closed
+                    : .timedOut(resource: dataSource.resourceName, operation: operation, seconds: timeout)
+            }
+        }
+        return nil
+    }
+
+    // MARK: Reopening
+
+    /// Starts a reopen after the source went stale. Lock held; returns the error that ends the
+    /// stream instead when the source went stale too often.
+    func beginReopen() -> BlobStreamError? {
+        state.consecutiveReopens += 1
+        if state.consecutiveReopens > configuredMaxReopens {
+            return .invalidatedTooOften(
+                resource: dataSource.resourceName, offset: state.offset, attempts: state.consecutiveReopens)
+        }
+        state.sourceIsOpen = false
+        state.reopening = true
+        state.reopenError = nil
+        state.generation += 1
+        state.sourceCallsInFlight += 1
+        lock.unlock()
+        dataSource.close()
+        let stream = WeakReference(self)
+        dataSource.open { result in stream.object?.sourceDidReopen(result) }
+        lock.lock()
+        endSourceCall()
+        return nil
+    }
+
+    private func sourceDidReopen(_ result: Result<BlobSourceDescription, BlobStreamError>) {
+        lock.lock()
+        guard state.reopening, state.isReadable else {
+            lock.unlock()
+            if case .success = result { dataSource.close() }
+            return
+        }
+        state.reopening = false
+        switch result {
+        case .failure(let error):
+            state.reopenError = error
+        case .success(let description):
+            if let reason = mismatch(between: state.description, and: description) {
+                state.reopenError = .sourceChanged(
+                    resource: dataSource.resourceName, offset: state.offset, reason: reason)
+            } else {
+                state.sourceIsOpen = true
+            }
+        }
+        lock.broadcast()
+        guard mode == .asynchronous else {
+            lock.unlock()
+            return
+        }
+        if let error = state.reopenError {
+            state.refillPending = false
+            fail(error)
+            lock.unlock()
+        } else {
+            lock.unlock()
+            scheduleRefill()
+        }
+    }
+
+    private func mismatch(between first: BlobSourceDescription?, and now: BlobSourceDescription) -> String? {
+        guard let first else { return nil }
+        if first.length != now.length {
+            let describe = { (length: Int64?) in length.map { "\($0) bytes" } ?? "unknown length" }
+            return "the length was \(describe(first.length)) and is now \(describe(now.length))"
+        }
+        if let before = first.identity, let after = now.identity, before != after {
+            return "the version was \"\(before)\" and is now \"\(after)\""
+        }
+        return nil
+    }
+
+    // MARK: Seeking
+
+    func seek(to newOffset: Int64) -> Bool {
+        guard newOffset >= 0 else { return false }
+        readerLock.lock()
+        defer { readerLock.unlock() }
+        lock.lock()
+        switch state.status {
+        case .notOpen, .opening:
+            state.offset = newOffset
+            lock.unlock()
+            return true
+        case .open, .atEnd:
+            if let length = state.description?.length, newOffset > length {
+                lock.unlock()
+                return false
+            }
+            cache.discard()
+            state.offset = newOffset
+            state.generation += 1
+            state.status = .open
+            let needsRefill = announceReadability()
+            lock.unlock()
+            if needsRefill { scheduleRefill() }
+            return true
+        default:
+            lock.unlock()
+            return false
+        }
+    }
+
+    // MARK: Closing
+
+    func closeStream() {
+        lock.lock()
+        guard state.status != .notOpen, state.status != .closed else {
+            lock.unlock()
+            return
+        }
+        state.status = .closed
+        let closeNow = state.sourceCallsInFlight == 0
+        if !closeNow { state.sourceCloseDeferred = true }
+        state.sourceIsOpen = false
+        state.reopening = false
+        lock.broadcast()
+        lock.unlock()
+        dispatcher.removeAll()
+        if closeNow { dataSource.close() }
+        // Wait out an event being delivered right now, so none reaches the delegate after this.
+        deliveryLock.lock()
+        deliveryLock.unlock()
+    }
+
+    /// Ends a source call. Lock held; closes the source if `close()` ran meanwhile.
+    func endSourceCall() {
+        state.sourceCallsInFlight -= 1
+        guard state.sourceCallsInFlight == 0, state.sourceCloseDeferred else { return }
+        state.sourceCloseDeferred = false
+        lock.unlock()
+        dataSource.close()
+        lock.lock()
+    }
+
+    // MARK: Terminal states
+
+    /// Ends the stream with `error` and tells the delegate. Lock held.
+    func fail(_ error: BlobStreamError) {
+        guard state.status != .closed, state.status != .error else { return }
+        state.status = .error
+        state.error = error
+        dispatcher.post(.errorOccurred)
+        lock.broadcast()
+    }
+
+    /// Marks the real end of data and tells the delegate. Lock held.
+    func enterEnd() {
+        guard state.status != .atEnd else { return }
+        state.status = .atEnd
+        dispatcher.post(.endEncountered)
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+
+/// Reading: the synchronous path that waits for its source, and the asynchronous path that
+/// serves bytes a background refill has cached.
+extension BlobInputStream {
+    // MARK: Synchronous
+
+    func readSynchronously(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        readerLock.lock()
+        defer { readerLock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
+        if let early = refuseRead() { return early }
+        state.status = .reading
+        defer { if state.status == .reading { state.status = .open } }
+
+        while true {
+            if cache.count > 0 {
+                return consume(cache.take(into: destination))
+            }
+            let direct = destination.count >= state.blockSize
+            let region = direct ? limited(destination) : cache.fillRegion(limit: state.remaining)
+            let readOffset = state.offset
+            state.sourceSignalled = false
+            state.sourceCallsInFlight += 1
+            lock.unlock()
+            let stream = WeakReference(self)
+            let result = dataSource.read(into: region, at: readOffset) {
+                stream.object?.sourceSignalledSynchronousReader()
+            }
+            lock.lock()
+            endSourceCall()
+            guard state.status == .reading else { return refuseRead() ?? -1 }
+
+            switch result {
+            case .read(let count):
+                if let error = validate(count, of: region) { return failRead(error) }
+                state.consecutiveReopens = 0
+                if direct { return consume(count) }
+                cache.didFill(count)
+            case .end:
+                if let error = unexpectedEnd(at: readOffset) { return failRead(error) }
+                enterEnd()
+                return 0
+            case .wouldBlock:
+                if let error = waitForSignal() { return failRead(error) }
+            case .invalidated:
+                if let error = reopenWhileReading() { return failRead(error) }
+            case .failed(let error):
+                return failRead(error)
+            }
+        }
+    }
+
+    private func sourceSignalledSynchronousReader() {
+        lock.lock()
+        state.sourceSignalled = true
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    /// Waits for the source's `whenReadable`. Lock held.
+    private func waitForSignal() -> BlobStreamError? {
+        if state.sourceSignalled { return nil }
+        if let reason = dataSource.reasonWaitingWouldDeadlock() {
+            return .wouldDeadlock(resource: dataSource.resourceName, reason: reason)
+        }
+        let timeout = configuredReadTimeout
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !state.sourceSignalled {
+            if state.status != .reading { return .closed }
+            if !lock.wait(until: deadline) && !state.sourceSignalled {
+                return state.status == .reading
+                    ? .timedOut(resource: dataSource.resourceName, operation: "read at offset \(state.offset)", seconds: timeout)
+                    : .closed
+            }
+        }
+        return nil
+    }
+
+    /// Reopens the stale source and waits for it. Lock held.
+    private func reopenWhileReading() -> BlobStreamError? {
+        if let error = beginReopen() { return error }
+        if let error = waitForSource(operation: "reopen", until: { !$0.reopening }) { return error }
+        if state.status != .reading { return .closed }
+        return state.reopenError
+    }
+
+    /// Ends the read with `error`: the stream fails, unless it was closed meanwhile. Lock held.
+    private func failRead(_ error: BlobStreamError) -> Int {
+        if state.status == .closed {
+            state.transientError = .closed
+        } else {
+            fail(error)
+        }
+        return -1
+    }
+
+    // MARK: Asynchronous
+
+    func readAsynchronously(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        readerLock.lock()
+        defer { readerLock.unlock() }
+        lock.lock()
+        if let early = refuseRead() {
+            lock.unlock()
+            return early
+        }
+        guard cache.count > 0 else {
+            state.transientError = .wouldBlock(offset: state.offset)
+            lock.unlock()
+            return -1
+        }
+        let count = consume(cache.take(into: destination))
+        let needsRefill = cache.count == 0 && state.isReadable && !state.refillPending
+        if needsRefill { state.refillPending = true }
+        lock.unlock()
+        if needsRefill { refill() }
+        return count
+    }
+
+    /// Runs a refill on the stream's work queue, off whatever thread called back.
+    func scheduleRefill() {
+        let stream = WeakReference(self)
+        workQueue.async { stream.object?.refill() }
+    }
+
+    /// Fills the empty cache from the source without waiting; `state.refillPending` is set.
+    /// Answers `wouldBlock` by parking until the source calls back, and invalidation by
+    /// reopening; neither blocks a thread.
+    func refill() {
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            guard state.isReadable, state.refillPending, !state.reopening else {
+                if !state.reopening { state.refillPending = false }
+                return
+            }
+            let region = cache.fillRegion(limit: state.remaining)
+            let readOffset = state.offset
+            let generation = state.generation
+            state.sourceSignalled = false
+            state.sourceCallsInFlight += 1
+            lock.unlock()
+            let stream = WeakReference(self)
+            let result = dataSource.read(into: region, at: readOffset) {
+                stream.object?.sourceSignalledRefill()
+            }
+            lock.lock()
+            endSourceCall()
+            guard state.isReadable, generation == state.generation else { continue }
+
+            switch result {
+            case .read(let count):
+                if let error = validate(count, of: region) { return failRefill(error) }
+                state.consecutiveReopens = 0
+                state.refillPending = false
+                cache.didFill(count)
+                dispatcher.post(.hasBytesAvailable)
+                return
+            case .end:
+                state.refillPending = false
+                if let error = unexpectedEnd(at: readOffset) { return failRefill(error) }
+                enterEnd()
+                return
+            case .wouldBlock:
+                if state.sourceSignalled { continue }
+                state.awaitingSignal = true
+                return
+            case .invalidated:
+                if let error = beginReopen() { return failRefill(error) }
+                return  // sourceDidReopen schedules the next refill
+            case .failed(let error):
+                return failRefill(error)
+            }
+        }
+    }
+
+    private func sourceSignalledRefill() {
+        lock.lock()
+        state.sourceSignalled = true
+        let resume = state.awaitingSignal
+        state.awaitingSignal = false
+        lock.unlock()
+        if resume { scheduleRefill() }
+    }
+
+    private func failRefill(_ error: BlobStreamError) {
+        state.refillPending = false
+        fail(error)
+    }
+
+    // MARK: Shared
+
+    /// The answer to a read that cannot proceed, or `nil` when it can. Lock held.
+    private func refuseRead() -> Int? {
+        switch state.status {
+        case .open: return nil
+        case .atEnd: return 0
+        case .error: return -1
+        case .closed:
+            state.transientError = .closed
+            return -1
+        default:
+            state.transientError = .notOpen
+            return -1
+        }
+    }
+
+    /// Accounts for `count` bytes handed to the consumer and announces what follows. Lock held.
+    private func consume(_ count: Int) -> Int {
+        state.offset += Int64(count)
+        state.transientError = nil
+        if cache.count == 0, let remaining = state.remaining, remaining <= 0 {
+            enterEnd()
+        } else if mode == .synchronous || cache.count > 0 {
+            dispatcher.post(.hasBytesAvailable)
+        }
+        return count
+    }
+
+    /// `destination`, shortened to the bytes left when the length is known.
+    private func limited(_ destination: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer {
+        guard let remaining = state.remaining, remaining < Int64(destination.count) else { return destination }
+        return UnsafeMutableRawBufferPointer(rebasing: destination[0..<Int(remaining)])
+    }
+
+    private func validate(_ count: Int, of region: UnsafeMutableRawBufferPointer) -> BlobStreamError? {
+        guard count <= 0 || count > region.count else { return nil }
+        return .sourceFailed(
+            resource: dataSource.resourceName,
+            reason: "the data source reported \(count) bytes read into a buffer of \(region.count) at offset \(state.offset)")
+    }
+
+    /// The error for an end of data before the announced length, if it is one.
+    private func unexpectedEnd(at offset: Int64) -> BlobStreamError? {
+        guard let length = state.description?.length, offset < length else { return nil }
+        return .unexpectedEnd(resource: dataSource.resourceName, offset: offset, expectedLength: length)
+    }
+}

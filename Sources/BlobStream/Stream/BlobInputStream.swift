@@ -1,0 +1,284 @@
+import Foundation
+
+/// A `Foundation.InputStream` over any ``BlobDataSource``: a file, an asset store, an HTTP
+/// server. Give it to `URLRequest.httpBodyStream`, a checksum calculator, or anything else that
+/// takes an `InputStream`.
+///
+/// ## Modes
+/// - ``Mode/synchronous`` (the default, and what URLSession needs): `open()` returns once the
+///   source is open (status `.open`, `.atEnd` for nothing to read, or `.error`); `read` blocks
+///   until at least one byte, the real end (0) or an error (-1); `hasBytesAvailable` is `true`
+///   until the real end of data, even after an error, so a consumer that stops when it turns
+///   false never mistakes a failure for the end.
+/// - ``Mode/asynchronous``: nothing blocks. `open()` returns with `.opening`; the delegate hears
+///   `.openCompleted`, then `.hasBytesAvailable` whenever bytes can be read without waiting;
+///   `hasBytesAvailable` says whether they can. A read when none can returns -1 with
+///   ``BlobStreamError/wouldBlock(offset:)`` in ``blobError`` and does not end the stream.
+///
+/// ## Events
+/// Delivered only when the stream is scheduled in a run loop (`schedule(in:forMode:)`, on that
+/// run loop's thread) and/or has a ``delegateQueue``; never after `close()`. Per destination,
+/// events are serial and ordered: `.openCompleted` first (or `.errorOccurred` if the open
+/// fails), then `.hasBytesAvailable` when bytes become readable after the open, after every read
+/// that leaves bytes, and when new bytes arrive, and finally exactly one `.endEncountered` or
+/// `.errorOccurred`. A `.hasBytesAvailable` that is still waiting absorbs the next one.
+///
+/// ## Offsets
+/// `setProperty(NSNumber(value: n), forKey: .fileCurrentOffsetKey)` before `open()` starts at
+/// byte `n` (to resume an upload); after `open()` it seeks. Negative offsets, and offsets past a
+/// known length, are refused with `false`; a start offset past the end fails the open with
+/// ``BlobStreamError/invalidOffset(offset:length:)``.
+///
+/// ## Invalidation
+/// When the source reports that its handle went stale, the stream closes it, opens it again
+/// and continues at the same byte (the reader waits in synchronous mode; nothing blocks in
+/// asynchronous mode). If the reopened source describes another length or version, the stream
+/// fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)`` rather than mix data.
+/// ``maxConsecutiveReopens`` bounds the attempts made without progress.
+///
+/// ## Threads
+/// Every member may be called from any thread. `close()` from another thread makes a blocked
+/// synchronous read return -1 promptly.
+public final class BlobInputStream: InputStream {
+    /// How the stream waits for its source.
+    public enum Mode: Sendable {
+        /// `open` and `read` block until the source answers. What URLSession needs.
+        case synchronous
+        /// Nothing blocks; progress is reported through delegate events.
+        case asynchronous
+    }
+
+    /// The source this stream reads.
+    public let dataSource: any BlobDataSource
+    /// The mode chosen at creation.
+    public let mode: Mode
+
+    /// The least number of bytes the stream asks its source for at once; small reads are served
+    /// from a cache of this size, and synchronous reads of this size or more go straight into
+    /// the caller's buffer. Set it before `open()`; later changes are ignored.
+    ///
+    /// Defaults to the source's ``BlobDataSource/preferredBlockSize`` in synchronous mode, and
+    /// to at least ``minimumAsynchronousBlockSize`` in asynchronous mode, where every byte is
+    /// copied out of the cache anyway and larger blocks mean fewer source calls per event
+    /// (measured with `blob-bench`).
+    public var blockSize: Int {
+        get { lock.withLock { configuredBlockSize } }
+        set { lock.withLock { configuredBlockSize = max(1, newValue) } }
+    }
+
+    /// 256 KiB: the smallest default block in asynchronous mode.
+    public static let minimumAsynchronousBlockSize = 256 * 1024
+
+    /// How long a synchronous open, or a reopen after invalidation, may wait for the source
+    /// before failing with ``BlobStreamError/timedOut(resource:operation:seconds:)``. 30 s.
+    public var openTimeout: TimeInterval {
+        get { lock.withLock { configuredOpenTimeout } }
+        set { lock.withLock { configuredOpenTimeout = newValue } }
+    }
+
+    /// How long a synchronous read may wait for a source that has no bytes yet before failing
+    /// with ``BlobStreamError/timedOut(resource:operation:seconds:)``. 300 s; sources with their
+    /// own timeouts (HTTP) usually report sooner.
+    public var readTimeout: TimeInterval {
+        get { lock.withLock { configuredReadTimeout } }
+        set { lock.withLock { configuredReadTimeout = newValue } }
+    }
+
+    /// How many times in a row the source may go stale without the stream making progress
+    /// before the stream fails with ``BlobStreamError/invalidatedTooOften(resource:offset:attempts:)``. 5.
+    public var maxConsecutiveReopens: Int {
+        get { lock.withLock { configuredMaxReopens } }
+        set { lock.withLock { configuredMaxReopens = max(0, newValue) } }
+    }
+
+    /// The queue that delegate events are delivered on, in addition to any scheduled run loops.
+    /// Events on it are serial even if the queue is concurrent. `nil` (the default): none.
+    public var delegateQueue: DispatchQueue? {
+        get { lock.withLock { configuredDelegateQueue } }
+        set {
+            lock.withLock { configuredDelegateQueue = newValue }
+            dispatcher.setQueue(newValue)
+        }
+    }
+
+    /// The blob's length in bytes once the stream is open, if the source knows it.
+    public var length: Int64? { lock.withLock { state.description?.length } }
+
+    /// The offset of the next byte `read` returns.
+    public var offset: Int64 { lock.withLock { state.offset } }
+
+    /// The typed form of ``streamError``.
+    public var blobError: BlobStreamError? { lock.withLock { state.error ?? state.transientError } }
+
+    // MARK: State
+
+    /// Guards `state` and the configuration; its condition wakes waiting synchronous calls.
+    let lock = NSCondition()
+    var state = StreamState()
+    /// Held for the whole of a read (and a seek), so two readers never share the cache.
+    let readerLock = NSLock()
+    /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
+    var cache = BlockCache(capacity: 0)
+    /// Held while an event reaches the delegate, so `close()` can wait out a delivery in
+    /// progress and none starts after it. Recursive: delegates call `close()` from events.
+    let deliveryLock = NSRecursiveLock()
+    /// Where asynchronous refills run after a source calls back, off the source's own thread.
+    let workQueue = DispatchQueue(label: "BlobInputStream.refill")
+    private(set) lazy var dispatcher: StreamEventDispatcher = {
+        let stream = WeakReference(self)
+        return StreamEventDispatcher { event in stream.object?.deliverToDelegate(event) }
+    }()
+
+    var configuredBlockSize: Int
+    var configuredOpenTimeout: TimeInterval = 30
+    var configuredReadTimeout: TimeInterval = 300
+    var configuredMaxReopens = 5
+    private var configuredDelegateQueue: DispatchQueue?
+    private weak var configuredDelegate: (any StreamDelegate)?
+
+    // MARK: Creating streams
+
+    /// Creates a stream over `dataSource`. Nothing is opened until `open()`.
+    /// - Parameters:
+    ///   - dataSource: Where the bytes come from; the stream becomes its only caller.
+    ///   - mode: ``Mode/synchronous`` (default) or ``Mode/asynchronous``.
+    public init(dataSource: any BlobDataSource, mode: Mode = .synchronous) {
+        self.dataSource = dataSource
+        self.mode = mode
+        let preferred = max(1, dataSource.preferredBlockSize)
+        configuredBlockSize = mode == .asynchronous ? max(preferred, Self.minimumAsynchronousBlockSize) : preferred
+        super.init(data: Data())
+    }
+
+    /// Creates a stream over the file at `path` (a ``FileDataSource``). A missing or unreadable
+    /// file is reported when the stream opens, naming the path.
+    public convenience init(fileAtPath path: String, mode: Mode = .synchronous) {
+        self.init(dataSource: FileDataSource(path: path), mode: mode)
+    }
+
+    /// Creates a stream for `url` through ``BlobURLRegistry/shared`` (`file:` and every
+    /// registered scheme), or returns `nil` when no data source can be made for it. Use
+    /// ``make(url:mode:registry:)`` to learn why.
+    public convenience init?(url: URL, mode: Mode = .synchronous) {
+        guard let source = try? BlobURLRegistry.shared.dataSource(for: url) else { return nil }
+        self.init(dataSource: source, mode: mode)
+    }
+
+    /// Creates a stream for `url` through `registry`.
+    /// - Throws: ``BlobStreamError/unsupportedURL(url:reason:)`` for an unknown scheme or a
+    ///   malformed URL, or whatever the scheme's factory throws.
+    public static func make(
+        url: URL,
+        mode: Mode = .synchronous,
+        registry: BlobURLRegistry = .shared
+    ) throws(BlobStreamError) -> BlobInputStream {
+        BlobInputStream(dataSource: try registry.dataSource(for: url), mode: mode)
+    }
+
+    deinit {
+        dispatcher.removeAll()
+        if state.sourceIsOpen || state.status == .opening {
+            dataSource.close()
+        }
+    }
+
+    // MARK: Stream
+
+    /// Opens the source: see ``Mode`` for what each mode waits for. Does nothing unless the
+    /// stream has never been opened.
+    public override func open() {
+        openStream()
+    }
+
+    /// Closes the source and stops events. Idempotent; a blocked synchronous read on another
+    /// thread returns -1 with ``BlobStreamError/closed``.
+    public override func close() {
+        closeStream()
+    }
+
+    /// The object that receives events (held weakly). See the type's documentation for when
+    /// events are delivered.
+    public override var delegate: (any StreamDelegate)? {
+        get { lock.withLock { configuredDelegate } }
+        set { lock.withLock { configuredDelegate = newValue } }
+    }
+
+    /// `.notOpen`, `.opening`, `.open`, `.reading` (during a synchronous read), `.atEnd`,
+    /// `.closed` or `.error`.
+    public override var streamStatus: Stream.Status {
+        lock.withLock { state.status }
+    }
+
+    /// The ``BlobStreamError`` that stopped the stream, or that made the last read return -1.
+    public override var streamError: (any Error)? {
+        blobError
+    }
+
+    /// Delivers events on `aRunLoop`'s thread while it runs in `mode`. Keeps a timer in that
+    /// mode so the run loop waits for events instead of returning at once.
+    public override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        dispatcher.add(aRunLoop, mode: mode)
+    }
+
+    /// Stops delivering events on `aRunLoop` in `mode`.
+    public override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        dispatcher.remove(aRunLoop, mode: mode)
+    }
+
+    /// The current offset for `.fileCurrentOffsetKey` (an `NSNumber`); `nil` for other keys.
+    public override func property(forKey key: Stream.PropertyKey) -> AnyObject? {
+        guard key == .fileCurrentOffsetKey else { return nil }
+        return NSNumber(value: offset)
+    }
+
+    /// Sets the offset for `.fileCurrentOffsetKey` (see the type's documentation on offsets).
+    /// Returns `false` for any other key, a value that is not an integer, a negative offset, an
+    /// offset past a known length, or a closed or failed stream.
+    public override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool {
+        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber else { return false }
+        return seek(to: number.int64Value)
+    }
+
+    // MARK: InputStream
+
+    /// Reads up to `len` bytes into `buffer`: see ``Mode`` for when it blocks. Returns the number
+    /// of bytes read, 0 only at the real end of data, or -1 with ``blobError`` set.
+    public override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        guard len > 0 else { return 0 }
+        let destination = UnsafeMutableRawBufferPointer(start: buffer, count: len)
+        switch mode {
+        case .synchronous: return readSynchronously(into: destination)
+        case .asynchronous: return readAsynchronously(into: destination)
+        }
+    }
+
+    /// Always `false`: bytes are copied out by `read`, never lent.
+    public override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
+        length len: UnsafeMutablePointer<Int>
+    ) -> Bool {
+        false
+    }
+
+    /// Synchronous mode: `true` until the real end of data (also after an error, so that the
+    /// next read reports it). Asynchronous mode: whether a read can return bytes without waiting.
+    public override var hasBytesAvailable: Bool {
+        lock.withLock {
+            switch mode {
+            case .synchronous: return !state.isAtRealEnd
+            case .asynchronous: return cache.count > 0
+            }
+        }
+    }
+
+    // MARK: Delivery
+
+    private func deliverToDelegate(_ event: Stream.Event) {
+        deliveryLock.lock()
+        defer { deliveryLock.unlock() }
+        let delegate: (any StreamDelegate)? = lock.withLock {
+            state.status == .closed ? nil : configuredDelegate
+        }
+        delegate?.stream(self, handle: event)
+    }
+}

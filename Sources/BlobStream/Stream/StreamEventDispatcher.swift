@@ -1,0 +1,175 @@
+import Foundation
+
+/// Delivers a stream's events to its delegate on every run loop (and mode) the stream is
+/// scheduled in and on its delegate queue.
+///
+/// Linux Foundation's own streams never deliver events, so this is ours: each target keeps a FIFO
+/// of pending events and at most one scheduled drain. A drain on a run loop is a zero-interval
+/// `Timer` added to that run loop, because adding a timer from another thread wakes a sleeping
+/// run loop and `RunLoop.perform` does not; a drain on a queue is an `async` block. Per target,
+/// events arrive in the order they were posted and never concurrently. A `hasBytesAvailable`
+/// posted while one is already waiting is merged into it, so no state change is lost or repeated.
+final class StreamEventDispatcher: @unchecked Sendable {
+    /// Events delivered per drain before yielding the thread to other work.
+    private static let eventsPerDrain = 16
+
+    private let lock = NSLock()
+    private var runLoopTargets: [RunLoopTarget] = []
+    private var queueTarget: QueueTarget?
+    /// Called for each event, on the target's thread; decides whether it still reaches the delegate.
+    private let deliver: @Sendable (Stream.Event) -> Void
+
+    init(deliver: @escaping @Sendable (Stream.Event) -> Void) {
+        self.deliver = deliver
+    }
+
+    /// Whether any run loop or queue would receive events.
+    var hasTargets: Bool {
+        lock.withLock { !runLoopTargets.isEmpty || queueTarget != nil }
+    }
+
+    /// Queues `event` for every target.
+    func post(_ event: Stream.Event) {
+        // Called after every read: with no targets, or a drain already scheduled everywhere,
+        // it must cost one lock and no allocation.
+        var first: EventTarget?
+        var others: [EventTarget] = []
+        lock.withLock {
+            if let queueTarget, queueTarget.enqueue(event) { first = queueTarget }
+            for target in runLoopTargets where target.enqueue(event) {
+                if first == nil { first = target } else { others.append(target) }
+            }
+        }
+        guard let first else { return }
+        for target in [first] + others {
+            target.scheduleDrain { [self] in drain(target) }
+        }
+    }
+
+    private func drain(_ target: EventTarget) {
+        for _ in 0..<Self.eventsPerDrain {
+            guard let event = lock.withLock({ target.dequeue() }) else { return }
+            deliver(event)
+        }
+        let more = lock.withLock { target.finishBatch() }
+        if more {
+            target.scheduleDrain { [self] in drain(target) }
+        }
+    }
+
+    /// Starts delivering to `runLoop` in `mode`. Keeps a far-future timer in that mode so that
+    /// running the run loop waits for events instead of returning at once.
+    func add(_ runLoop: RunLoop, mode: RunLoop.Mode) {
+        lock.withLock {
+            guard !runLoopTargets.contains(where: { $0.runLoop === runLoop && $0.mode == mode }) else { return }
+            runLoopTargets.append(RunLoopTarget(runLoop: runLoop, mode: mode))
+        }
+    }
+
+    /// Stops delivering to `runLoop` in `mode`; its pending events are dropped.
+    func remove(_ runLoop: RunLoop, mode: RunLoop.Mode) {
+        lock.withLock {
+            runLoopTargets.removeAll { target in
+                guard target.runLoop === runLoop && target.mode == mode else { return false }
+                target.deactivate()
+                return true
+            }
+        }
+    }
+
+    /// Delivers to `queue` from now on (or to no queue when `nil`).
+    func setQueue(_ queue: DispatchQueue?) {
+        lock.withLock {
+            queueTarget?.deactivate()
+            queueTarget = queue.map(QueueTarget.init)
+        }
+    }
+
+    /// Drops every target and pending event (when the stream closes).
+    func removeAll() {
+        lock.withLock {
+            runLoopTargets.forEach { $0.deactivate() }
+            runLoopTargets.removeAll()
+            queueTarget?.deactivate()
+            queueTarget = nil
+        }
+    }
+}
+
+/// One place events are delivered to. State is guarded by the dispatcher's lock.
+class EventTarget: @unchecked Sendable {
+    private var pending: [Stream.Event] = []
+    private var drainScheduled = false
+    private(set) var isActive = true
+
+    /// Appends `event`; returns whether a drain must be scheduled for it.
+    func enqueue(_ event: Stream.Event) -> Bool {
+        guard isActive else { return false }
+        if event == .hasBytesAvailable, pending.last == .hasBytesAvailable { return false }
+        pending.append(event)
+        if drainScheduled { return false }
+        drainScheduled = true
+        return true
+    }
+
+    /// The next event to deliver, or `nil` (and the drain ends) when there is none.
+    func dequeue() -> Stream.Event? {
+        guard isActive, !pending.isEmpty else {
+            drainScheduled = false
+            return nil
+        }
+        return pending.removeFirst()
+    }
+
+    /// Ends a full batch; returns whether another drain must be scheduled.
+    func finishBatch() -> Bool {
+        if isActive && !pending.isEmpty { return true }
+        drainScheduled = false
+        return false
+    }
+
+    func deactivate() {
+        isActive = false
+        pending.removeAll()
+    }
+
+    /// Runs `drain` later on this target's thread.
+    func scheduleDrain(_ drain: @escaping @Sendable () -> Void) {}
+}
+
+private final class RunLoopTarget: EventTarget, @unchecked Sendable {
+    let runLoop: RunLoop
+    let mode: RunLoop.Mode
+    /// Keeps the mode non-empty, so `run(mode:before:)` sleeps instead of returning at once.
+    private let keepAlive: Timer
+
+    init(runLoop: RunLoop, mode: RunLoop.Mode) {
+        self.runLoop = runLoop
+        self.mode = mode
+        keepAlive = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
+        super.init()
+        runLoop.add(keepAlive, forMode: mode)
+    }
+
+    override func deactivate() {
+        super.deactivate()
+        keepAlive.invalidate()
+    }
+
+    override func scheduleDrain(_ drain: @escaping @Sendable () -> Void) {
+        let timer = Timer(timeInterval: 0, repeats: false) { _ in drain() }
+        runLoop.add(timer, forMode: mode)
+    }
+}
+
+private final class QueueTarget: EventTarget, @unchecked Sendable {
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    override func scheduleDrain(_ drain: @escaping @Sendable () -> Void) {
+        queue.async(execute: drain)
+    }
+}
