@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Dispatch
 import Foundation
 import Testing
@@ -21,7 +22,7 @@ import Testing
         let source = AssetDataSource(store: store, identifier: "photo", blockSize: 256 * 1024)
         let stream = BlobInputStream(dataSource: source)
         #expect(stream.blockSize == 256 * 1024)
-        let drain = drainSynchronously(stream, readSize: readSize)
+        let drain = StreamHarness.drain(stream, chunk: readSize)
         #expect(drain.error == nil)
         #expect(drain.bytes == bytes)
         // 1 MiB + 777 bytes in 256 KiB blocks: 5 calls at most, whatever the read size.
@@ -35,7 +36,7 @@ import Testing
         let store = memoryStore()
         let stream = BlobInputStream(dataSource: AssetDataSource(store: store, identifier: "photo"))
         #expect(stream.blockSize == 1 << 20)
-        #expect(drainSynchronously(stream, readSize: 64 * 1024).bytes == bytes)
+        #expect(StreamHarness.drain(stream, chunk: 64 * 1024).bytes == bytes)
         #expect(store.reads.count == 2)
     }
 
@@ -49,11 +50,9 @@ import Testing
         let drain: StreamDrain
         switch mode {
         case .synchronous:
-            drain = drainSynchronously(stream, readSize: 10_000)
+            drain = StreamHarness.drain(stream, chunk: 10_000)
         case .asynchronous:
-            let drainer = AsynchronousDrainer(readSize: 10_000)
-            drainer.start(stream)
-            drain = try #require(drainer.wait(), "the asynchronous stream did not finish; offsets \(offsets)")
+            drain = StreamHarness.drain(stream, chunk: 10_000, timeout: 30)
             stream.close()
         }
         #expect(drain.error == nil, "offsets \(offsets)")
@@ -146,7 +145,7 @@ import Testing
         defer { BlobURLRegistry.shared.unregister(scheme: scheme) }
         let url = try #require(AssetURL.url(identifier: identifier, scheme: scheme))
         let stream = try #require(BlobInputStream(url: url))
-        let drain = drainSynchronously(stream, readSize: 64 * 1024)
+        let drain = StreamHarness.drain(stream, chunk: 64 * 1024)
         #expect(drain.error == nil)
         #expect(drain.bytes == bytes)
         #expect(BlobInputStream(url: try #require(URL(string: "\(scheme)://?width=10"))) == nil)
@@ -174,7 +173,7 @@ import Testing
         #expect(reason.contains("gallery-callbacks"))
         // From any other thread the same store opens fine.
         let other = BlobInputStream(dataSource: AssetDataSource(store: store, identifier: "photo"))
-        #expect(drainSynchronously(other, readSize: 1 << 20).bytes == bytes)
+        #expect(StreamHarness.drain(other, chunk: 1 << 20).bytes == bytes)
     }
 
     @Test func aStoreThatNeverAnswersTimesOut() {
