@@ -114,7 +114,7 @@ public final class BlobInputStream: InputStream {
 
     /// Guards `state` and the configuration; its condition wakes waiting synchronous calls.
     let lock = NSCondition()
-    var state = StreamState()
+    let state = StreamState()
     /// Held for the whole of a read (and a seek), so two readers never share the cache.
     let readerLock = NSLock()
     /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
@@ -122,12 +122,12 @@ public final class BlobInputStream: InputStream {
     /// Held while an event reaches the delegate, so `close()` can wait out a delivery in
     /// progress and none starts after it. Recursive: delegates call `close()` from events.
     let deliveryLock = NSRecursiveLock()
+    /// The `whenReadable` callbacks handed to the source, made once rather than on every read.
+    private(set) var signalReader: @Sendable () -> Void = {}
+    private(set) var signalRefill: @Sendable () -> Void = {}
     /// Where asynchronous refills run after a source calls back, off the source's own thread.
     let workQueue = DispatchQueue(label: "BlobInputStream.refill")
-    private(set) lazy var dispatcher: StreamEventDispatcher = {
-        let stream = WeakReference(self)
-        return StreamEventDispatcher { event in stream.object?.deliverToDelegate(event) }
-    }()
+    let dispatcher = StreamEventDispatcher()
 
     var configuredBlockSize: Int
     var configuredOpenTimeout: TimeInterval = 30
@@ -148,6 +148,10 @@ public final class BlobInputStream: InputStream {
         let preferred = max(1, dataSource.preferredBlockSize)
         configuredBlockSize = mode == .asynchronous ? max(preferred, Self.minimumAsynchronousBlockSize) : preferred
         super.init(data: Data())
+        let stream = WeakReference(self)
+        signalReader = { stream.object?.sourceSignalledSynchronousReader() }
+        signalRefill = { stream.object?.sourceSignalledRefill() }
+        dispatcher.deliver = { event in stream.object?.deliverToDelegate(event) }
     }
 
     /// Creates a stream over the file at `path` (a ``FileDataSource``). A missing or unreadable
