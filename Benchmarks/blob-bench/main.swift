@@ -4,7 +4,7 @@ import Foundation
 ///
 ///     swift run -c release blob-bench [--json] [--size BYTES] [--runs N] [--only GROUP,...]
 ///
-/// Groups: core (file reads). Every scenario prints its MB/s and its ratio to its baseline.
+/// Groups: core (file reads), asset (asset-store source). Every scenario prints its MB/s and its ratio to its baseline.
 struct Options {
     var json = false
     var size = 1 << 30
@@ -12,7 +12,7 @@ struct Options {
     var groups: Set<String> = ["core"]
     var directory = NSTemporaryDirectory() + "blobstream-bench"
 
-    static let allGroups: Set<String> = ["core"]
+    static let allGroups: Set<String> = ["core", "asset"]
 
     init(_ arguments: [String]) throws {
         groups = Self.allGroups
@@ -66,6 +66,11 @@ do {
     }
     if options.groups.contains("core") {
         for result in try CoreScenarios.run(file: file, size: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("asset") {
+        for result in assetScenarios(file: file, fileSize: options.size, runs: options.runs) {
             report(result, json: options.json)
         }
     }

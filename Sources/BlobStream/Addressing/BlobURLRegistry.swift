@@ -57,9 +57,10 @@ public final class BlobURLRegistry: Sendable {
         }
         guard let factory = factories.withLock({ $0[scheme] }) else {
             let known = schemes.joined(separator: ", ")
+            let hint = scheme == "asset" ? "; register an asset store first with register(assetStore:)" : ""
             throw .unsupportedURL(
                 url: url.absoluteString,
-                reason: "no data source is registered for scheme \"\(scheme)\" (registered: \(known))"
+                reason: "no data source is registered for scheme \"\(scheme)\" (registered: \(known))\(hint)"
             )
         }
         return try factory(url)

@@ -30,12 +30,18 @@ final class StreamEventDispatcher: @unchecked Sendable {
 
     /// Queues `event` for every target.
     func post(_ event: Stream.Event) {
-        let toSchedule: [EventTarget] = lock.withLock {
-            var targets: [EventTarget] = runLoopTargets
-            if let queueTarget { targets.append(queueTarget) }
-            return targets.filter { $0.enqueue(event) }
+        // Called after every read: with no targets, or a drain already scheduled everywhere,
+        // it must cost one lock and no allocation.
+        var first: EventTarget?
+        var others: [EventTarget] = []
+        lock.withLock {
+            if let queueTarget, queueTarget.enqueue(event) { first = queueTarget }
+            for target in runLoopTargets where target.enqueue(event) {
+                if first == nil { first = target } else { others.append(target) }
+            }
         }
-        for target in toSchedule {
+        guard let first else { return }
+        for target in [first] + others {
             target.scheduleDrain { [self] in drain(target) }
         }
     }

@@ -1,0 +1,101 @@
+import Glibc
+
+/// The few TCP socket operations the test support needs, always on 127.0.0.1. Results carry
+/// `errno` so callers can word their own errors.
+enum LoopbackSocket {
+    /// A listening socket on 127.0.0.1 at an ephemeral port, and that port.
+    static func listen() -> Result<(fd: Int32, port: UInt16), Errno> {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { return .failure(Errno.current) }
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = loopbackAddress(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, Glibc.listen(fd, 128) == 0 else { return fail(closing: fd) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { return fail(closing: fd) }
+        return .success((fd, UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// A non-blocking socket connected to 127.0.0.1:`port`, or the `errno` of the failure
+    /// (`ETIMEDOUT` when nothing answered within `timeout` seconds).
+    static func connect(port: UInt16, timeout: Double) -> Result<Int32, Errno> {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { return .failure(Errno.current) }
+        setNonBlocking(fd)
+        var address = loopbackAddress(port: port)
+        let started = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        if started == 0 { return .success(fd) }
+        guard errno == EINPROGRESS else { return fail(closing: fd) }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&descriptor, 1, Int32(timeout * 1000)) == 1 else {
+            Glibc.close(fd)
+            return .failure(Errno(rawValue: ETIMEDOUT))
+        }
+        var pending: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &length)
+        guard pending == 0 else {
+            Glibc.close(fd)
+            return .failure(Errno(rawValue: pending))
+        }
+        return .success(fd)
+    }
+
+    /// Accepts one pending connection of a listening socket, made non-blocking.
+    static func accept(_ listener: Int32) -> Int32? {
+        let fd = Glibc.accept(listener, nil, nil)
+        guard fd >= 0 else { return nil }
+        setNonBlocking(fd)
+        return fd
+    }
+
+    /// Closes with a zero linger time, so the peer gets a reset instead of an orderly end:
+    /// that is what a crashed server or a broken network looks like to a client.
+    static func closeAbruptly(_ fd: Int32) {
+        var linger = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+        Glibc.close(fd)
+    }
+
+    private static let streamType = Int32(SOCK_STREAM.rawValue)
+
+    private static func setNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    private static func loopbackAddress(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+
+    private static func fail<T>(closing fd: Int32) -> Result<T, Errno> {
+        let error = Errno.current
+        Glibc.close(fd)
+        return .failure(error)
+    }
+}
+
+/// A C `errno` value with its system message.
+struct Errno: Error, Equatable {
+    var rawValue: Int32
+
+    static var current: Errno { Errno(rawValue: errno) }
+
+    /// `strerror` text, e.g. "Connection refused".
+    var message: String { String(cString: strerror(rawValue)) }
+}

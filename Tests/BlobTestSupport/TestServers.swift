@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+
+/// The real peers that `Scripts/test-servers.sh up` runs on 127.0.0.1 (ports and paths here
+/// match that script), and checks that make a test fail, not skip, when one is missing.
+///
+/// Every test that talks to a server calls the matching `require…()` first. Tests share these
+/// servers with every other test process on the machine, so they must use unique file names
+/// (a fresh directory from ``TempFiles/makeDirectory(in:prefix:)``) and remove what they create.
+public enum TestServers {
+    /// What to run when a server is missing, quoted in every failure.
+    public static let instructions =
+        "run `Scripts/test-servers.sh up` (it installs nginx from apt and tuspyserver from PyPI)"
+
+    /// Directory holding all server state: `www/`, `tus-data/`, `logs/`, `run/`.
+    public static let stateRoot = "/tmp/blobstream-servers"
+
+    // MARK: nginx
+
+    /// nginx's port.
+    public static let nginxPort: UInt16 = 18080
+    /// nginx's document root: a file at `wwwRoot + "/a/b"` is served at `nginxURL + "a/b"`
+    /// with Range, ETag and Last-Modified.
+    public static let wwwRoot = stateRoot + "/www"
+    /// `http://127.0.0.1:18080/`.
+    public static let nginxURL = URL(string: "http://127.0.0.1:18080/")!
+    /// Directory where nginx stores PUT bodies: a PUT to `uploadURL + "a/b"` (Content-Length or
+    /// chunked, intermediate directories created, an existing file replaced: 201 or 204) lands
+    /// at `uploadRoot + "/a/b"` only once the whole body arrived; DELETE removes it.
+    public static let uploadRoot = wwwRoot + "/upload"
+    /// `http://127.0.0.1:18080/upload/`.
+    public static let uploadURL = URL(string: "http://127.0.0.1:18080/upload/")!
+    /// Any request to `redirectPutURL + "a/b"` answers `307` with
+    /// `Location: http://127.0.0.1:18080/upload/a/b` (after nginx read and dropped the body).
+    public static let redirectPutURL = URL(string: "http://127.0.0.1:18080/redirect-put/")!
+
+    /// Other ways nginx serves the same files under ``wwwRoot``.
+    public enum Route: String, Sendable, CaseIterable {
+        /// Range, ETag, Content-Length: nginx's defaults.
+        case plain = ""
+        /// Ignores Range: always `200` with the whole file.
+        case noRange = "norange/"
+        /// No Content-Length and no ETag: the body comes with chunked transfer coding.
+        case chunked = "chunked/"
+        /// At most 1 MiB/s per connection.
+        case slow = "slow/"
+    }
+
+    /// The URL at which nginx serves the file at `path` (which must lie under ``wwwRoot``)
+    /// through `route`.
+    public static func nginxURL(forFileAtPath path: String, route: Route = .plain) throws -> URL {
+        let prefix = wwwRoot + "/"
+        guard path.hasPrefix(prefix) else {
+            throw TestSupportError("\(path) is not under nginx's document root \(wwwRoot)")
+        }
+        let relative = String(path.dropFirst(prefix.count))
+        guard let url = URL(string: route.rawValue + relative, relativeTo: nginxURL)?.absoluteURL else {
+            throw TestSupportError("\(relative) cannot be made into a URL path")
+        }
+        return url
+    }
+
+    // MARK: stalling peer
+
+    /// Port of the stall server (Scripts/stall_server.py), also reachable through nginx at
+    /// `http://127.0.0.1:18080/stall/…`.
+    public static let stallServerPort: UInt16 = 18081
+
+    /// A URL whose server reads the request head and never answers; a request body is never
+    /// read either, so an upload blocks once the socket buffers are full.
+    public static func stallForeverURL(throughNginx: Bool = true) -> URL {
+        URL(string: stallBase(throughNginx) + "stall/never")!
+    }
+
+    /// A URL answering `200` with `Content-Length: total` (default `2 * bytes`), then `bytes`
+    /// bytes (byte `i` is `i % 256`), then nothing, while holding the connection open.
+    public static func stallURL(afterBytes bytes: Int, total: Int? = nil, throughNginx: Bool = true) -> URL {
+        let length = total.map { "/\($0)" } ?? ""
+        return URL(string: stallBase(throughNginx) + "stall/after/\(bytes)\(length)")!
+    }
+
+    private static func stallBase(_ throughNginx: Bool) -> String {
+        throughNginx ? nginxURL.absoluteString : "http://127.0.0.1:\(stallServerPort)/"
+    }
+
+    // MARK: tus
+
+    /// tuspyserver 4.4.3's port (no checksum extension).
+    public static let tusPort: UInt16 = 18090
+    /// Creation endpoint of the plain tus server: OPTIONS and POST go here (with the trailing
+    /// slash: OPTIONS without it answers 405); HEAD/PATCH/DELETE go to the Location it returns.
+    public static let tusFilesURL = URL(string: "http://127.0.0.1:18090/files/")!
+    /// Port of the same storage behind the checksum-verifying middleware.
+    public static let checksumTusPort: UInt16 = 18091
+    /// Creation endpoint of the checksum-verifying server: a PATCH whose `Upload-Checksum`
+    /// (sha1, sha256 or md5, base64) does not match its body answers `460` and stores nothing.
+    public static let checksumTusFilesURL = URL(string: "http://127.0.0.1:18091/files/")!
+    /// Where both tus servers keep uploads: bytes in `<id>`, state in `<id>.info` (JSON with
+    /// `size`, `offset`, `metadata`). tuspyserver has no GET route; compare the file instead.
+    public static let tusDataRoot = stateRoot + "/tus-data"
+
+    /// The file holding the bytes received so far for the upload at `uploadURL` (a Location
+    /// returned by either tus server: its last path component is the upload id).
+    public static func tusDataPath(forUpload uploadURL: URL) -> String {
+        tusDataRoot + "/" + uploadURL.lastPathComponent
+    }
+
+    // MARK: requirements
+
+    /// Throws, with instructions, unless nginx accepts connections on ``nginxPort``.
+    public static func requireNginx() throws(TestSupportError) {
+        try require("nginx", port: nginxPort, url: nginxURL.absoluteString)
+    }
+
+    /// Throws, with instructions, unless the stall server accepts connections on
+    /// ``stallServerPort``.
+    public static func requireStallServer() throws(TestSupportError) {
+        try require("the stall server", port: stallServerPort, url: "http://127.0.0.1:\(stallServerPort)/stall/")
+    }
+
+    /// Throws, with instructions, unless the plain tus server accepts connections on ``tusPort``.
+    public static func requireTus() throws(TestSupportError) {
+        try require("the tus server (tuspyserver)", port: tusPort, url: tusFilesURL.absoluteString)
+    }
+
+    /// Throws, with instructions, unless the checksum-verifying tus server accepts connections
+    /// on ``checksumTusPort``.
+    public static func requireChecksumTus() throws(TestSupportError) {
+        try require(
+            "the checksum-verifying tus server", port: checksumTusPort, url: checksumTusFilesURL.absoluteString)
+    }
+
+    static func require(_ name: String, port: UInt16, url: String) throws(TestSupportError) {
+        switch LoopbackSocket.connect(port: port, timeout: 2) {
+        case .success(let fd):
+            close(fd)
+        case .failure(let error):
+            throw TestSupportError("\(name) is not running at \(url) (\(error.message)): \(instructions)")
+        }
+    }
+}
