@@ -1,4 +1,9 @@
 import Foundation
 
-FileHandle.standardError.write(Data("usage: blobstream <subcommand> ...\n".utf8))
-exit(64)
+// The commands of `blobstream`. A new command is a type conforming to `Command` in its own
+// file, added to this list.
+let commands: [any Command.Type] = [
+    ChecksumCommand.self,
+]
+
+exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

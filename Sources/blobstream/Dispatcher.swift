@@ -1,0 +1,86 @@
+/// Finds the command named by the leading arguments, handles `--help` at every level, and
+/// turns failures into messages and exit statuses.
+struct Dispatcher {
+    let program: String
+    let commands: [any Command.Type]
+
+    /// Runs the command line (without the program name) and returns the exit status.
+    func run(_ arguments: [String]) -> Int32 {
+        let console = Console(commandName: program)
+        guard let first = arguments.first else {
+            console.standardError(overview)
+            return ExitStatus.usage
+        }
+        if first == "--help" || first == "-h" || first == "help" {
+            return help(for: Array(arguments.dropFirst()), console: console)
+        }
+        // The longest match wins, so `asset import` and a plain `asset` could coexist.
+        let match = commands
+            .filter { arguments.starts(with: $0.words) }
+            .max { $0.words.count < $1.words.count }
+        guard let command = match else {
+            let group = commands.filter { $0.words.count > 1 && $0.words[0] == first }
+            if !group.isEmpty {
+                console.error("\(first) needs a subcommand: \(group.map { $0.words.joined(separator: " ") }.joined(separator: ", "))")
+            } else {
+                console.error("unknown command '\(first)'; see '\(program) --help'")
+            }
+            return ExitStatus.usage
+        }
+        let name = ([program] + command.words).joined(separator: " ")
+        let commandConsole = Console(commandName: name)
+        do throws(CommandFailure) {
+            let parsed = try ParsedArguments(
+                Array(arguments.dropFirst(command.words.count)),
+                valueOptions: command.valueOptions,
+                flagOptions: command.flagOptions
+            )
+            if parsed.wantsHelp {
+                commandConsole.output(command.help)
+                return ExitStatus.success
+            }
+            return try command.run(parsed, console: commandConsole)
+        } catch {
+            switch error {
+            case .usage(let message):
+                commandConsole.error("\(message)\nTry '\(name) --help'.")
+                return ExitStatus.usage
+            case .runtime(let message):
+                commandConsole.error(message)
+                return ExitStatus.failure
+            }
+        }
+    }
+
+    private func help(for words: [String], console: Console) -> Int32 {
+        guard !words.isEmpty else {
+            console.output(overview)
+            return ExitStatus.success
+        }
+        guard let command = commands.first(where: { $0.words == words }) else {
+            console.error("no help for '\(words.joined(separator: " "))': unknown command")
+            return ExitStatus.usage
+        }
+        console.output(command.help)
+        return ExitStatus.success
+    }
+
+    private var overview: String {
+        let width = commands.map { $0.words.joined(separator: " ").count }.max() ?? 0
+        let lines = commands.map { command -> String in
+            let name = command.words.joined(separator: " ")
+            return "  " + name + String(repeating: " ", count: width - name.count + 2) + command.summary
+        }
+        return """
+            usage: \(program) <command> [options] [arguments]
+
+            Streams large blobs (files, URLs) in constant memory.
+
+            Commands:
+            \(lines.joined(separator: "\n"))
+
+            Run '\(program) <command> --help' for a command's options.
+
+            """
+    }
+}

@@ -1,0 +1,63 @@
+import BlobStream
+import Foundation
+
+/// A one-line progress display on standard error (only used when it is a terminal): a bar,
+/// the percentage and the throughput, or just bytes and throughput when the total is unknown.
+/// Redraws at most ten times a second, so it costs nothing next to the hashing.
+final class ProgressBar {
+    private let console: Console
+    private let label: String
+    private let started = DispatchTime.now().uptimeNanoseconds
+    private var lastDraw: UInt64 = 0
+    private var drawn = false
+
+    init(console: Console, label: String) {
+        self.console = console
+        self.label = label
+    }
+
+    /// Redraws for `progress` if the last redraw is older than 100 ms.
+    func update(_ progress: ChecksumProgress) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now - lastDraw >= 100_000_000 else { return }
+        lastDraw = now
+        drawn = true
+        let seconds = max(Double(now - started) / 1e9, 1e-3)
+        let rate = "\(Self.bytes(Double(progress.bytesDone) / seconds))/s"
+        let width = Self.terminalWidth()
+        var status: String
+        if let total = progress.totalBytes, let fraction = progress.fractionCompleted {
+            status = String(format: " %3d%%  %@ / %@  %@", Int(fraction * 100),
+                            Self.bytes(Double(progress.bytesDone)), Self.bytes(Double(total)), rate)
+            let barWidth = max(10, min(40, width - status.count - 20))
+            let filled = Int(fraction * Double(barWidth))
+            status = " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "]" + status
+        } else {
+            status = "  \(Self.bytes(Double(progress.bytesDone)))  \(rate)"
+        }
+        let room = max(0, width - status.count - 1)
+        let name = label.count <= room ? label : "…" + label.suffix(max(0, room - 1))
+        console.standardError("\r" + name + status + "\u{1B}[K")
+    }
+
+    /// Erases the line, so the terminal shows only the results.
+    func finish() {
+        if drawn { console.standardError("\r\u{1B}[K") }
+    }
+
+    private static func bytes(_ count: Double) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = count, unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(Int(value)) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    private static func terminalWidth() -> Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
+}

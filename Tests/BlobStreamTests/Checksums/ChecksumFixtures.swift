@@ -1,0 +1,149 @@
+import BlobStream
+import Foundation
+import Testing
+
+/// Deterministic bytes and helpers for the checksum tests. A fixed seed keeps failures
+/// reproducible; the seed appears in every assertion message that depends on it.
+enum ChecksumFixtures {
+    /// SplitMix64: tiny, fast, and good enough to make incompressible test data.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9e37_79b9_7f4a_7c15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func bytes(count: Int, seed: UInt64) -> [UInt8] {
+        var generator = Generator(seed: seed)
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { raw in
+            var index = 0
+            while index < count {
+                var word = generator.next()
+                let take = min(8, count - index)
+                withUnsafeBytes(of: &word) { raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                index += take
+            }
+        }
+        return bytes
+    }
+
+    /// A fresh directory under the system temporary directory, removed by the caller.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("blobstream-checksums-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Writes `count` seeded bytes to a new file in `directory` and returns its path.
+    static func writeFile(in directory: URL, name: String, count: Int, seed: UInt64) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try Data(bytes(count: count, seed: seed)).write(to: url)
+        return url.path
+    }
+
+    struct ToolResult {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// Runs `executable` (looked up in PATH) with `arguments`, failing with a message naming the
+    /// package to install when it is missing.
+    static func run(_ executable: String, _ arguments: [String], installHint: String) throws -> ToolResult {
+        guard let path = which(executable) else {
+            throw FixtureError("\(executable) is not installed; install it (\(installHint)) to run this test")
+        }
+        return try runExecutable(URL(fileURLWithPath: path), arguments)
+    }
+
+    static func runExecutable(_ url: URL, _ arguments: [String]) throws -> ToolResult {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
+        let errorData = ChecksumBox(Data())
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
+        }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return ToolResult(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData.value, as: UTF8.self)
+        )
+    }
+
+    /// The first hex word a `*sum` tool prints.
+    static func firstWord(_ text: String) -> String {
+        String(text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first ?? "")
+    }
+
+    private static func which(_ executable: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/\(executable)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A value shared between a test and the callbacks it waits for.
+final class ChecksumBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: Value
+    init(_ value: Value) { storage = value }
+    var value: Value {
+        get { lock.withLock { storage } }
+        set { lock.withLock { storage = newValue } }
+    }
+    func mutate<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&storage) } }
+}
+
+/// Serves `bytes`, then fails for good at `failAt` with `error`: a blob whose transfer breaks.
+final class FailingDataSource: BlobDataSource, @unchecked Sendable {
+    let resourceName = "failing-source"
+    let preferredBlockSize = 64 * 1024
+    private let bytes: [UInt8]
+    private let failAt: Int64
+    private let error: BlobStreamError
+
+    init(bytes: [UInt8], failAt: Int64, error: BlobStreamError) {
+        self.bytes = bytes
+        self.failAt = failAt
+        self.error = error
+    }
+
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        completion(.success(BlobSourceDescription(length: Int64(bytes.count))))
+    }
+
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        guard offset < failAt else { return .failed(error) }
+        let count = Int(min(Int64(buffer.count), failAt - offset))
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + Int(offset), byteCount: count) }
+        return .read(count)
+    }
+
+    func close() {}
+}
