@@ -253,6 +253,17 @@ EOF
     mv "$NGINX_CONF.tmp" "$NGINX_CONF"
 }
 
+# Replaces this (sub)shell by the command with only stdin, stdout and stderr open: a daemon
+# that kept an inherited descriptor (our lock, a CI runner's output pipe) would hold it forever.
+exec_without_inherited_fds() {
+    local fd
+    for fd in /proc/"$BASHPID"/fd/*; do
+        fd="${fd##*/}"
+        if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec "$@"
+}
+
 # Starts one server in the background; LAUNCHED is the pid to watch while it comes up.
 start_server() {
     local name="$1" log
@@ -263,11 +274,12 @@ start_server() {
         nginx)
             write_nginx_conf
             # nginx forks its daemon itself and fails here if it cannot (port taken, bad conf).
-            "$NGINX_BIN" -c "$NGINX_CONF" -p "$NGINX_DIR" </dev/null >>"$log" 2>&1 9>&- || return 1
+            (exec_without_inherited_fds "$NGINX_BIN" -c "$NGINX_CONF" -p "$NGINX_DIR") \
+                </dev/null >>"$log" 2>&1 || return 1
             ;;
         stall)
-            setsid "$PY" "$SCRIPTS/stall_server.py" --port "$STALL_PORT" \
-                --pid-file "$(pid_file stall)" </dev/null >>"$log" 2>&1 9>&- &
+            (exec_without_inherited_fds setsid "$PY" "$SCRIPTS/stall_server.py" --port "$STALL_PORT" \
+                --pid-file "$(pid_file stall)") </dev/null >>"$log" 2>&1 &
             LAUNCHED=$!
             ;;
         tus | tus-checksum)
@@ -278,8 +290,9 @@ start_server() {
             if [[ "$name" == tus ]] && ! running_pid tus-checksum >/dev/null; then
                 extra+=(--repair)
             fi
-            setsid "$PY" "$SCRIPTS/tus_server.py" --port "$port" --pid-file "$(pid_file "$name")" \
-                --data-dir "$TUS_DATA" "${extra[@]}" </dev/null >>"$log" 2>&1 9>&- &
+            (exec_without_inherited_fds setsid "$PY" "$SCRIPTS/tus_server.py" --port "$port" \
+                --pid-file "$(pid_file "$name")" --data-dir "$TUS_DATA" "${extra[@]}") \
+                </dev/null >>"$log" 2>&1 &
             LAUNCHED=$!
             ;;
     esac

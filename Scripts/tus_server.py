@@ -13,6 +13,9 @@ component of the Location header).
 import argparse
 import json
 import os
+import signal
+import threading
+import time
 
 import uvicorn
 from fastapi import FastAPI
@@ -53,6 +56,30 @@ def repair(data_dir):
             continue
 
 
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def exit_with(pid):
+    """End this process once process `pid` is gone (a zombie counts as gone).
+
+    For private servers started by a test process (BlobTestSupport.TusServerProcess): a
+    test run that is killed must not leave servers behind. The parent pid cannot be used:
+    Foundation's Process does not leave the test process as the parent.
+    """
+
+    def watch():
+        while alive(pid):
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
@@ -60,7 +87,14 @@ def main():
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     parser.add_argument("--checksum", action="store_true", help="verify Upload-Checksum")
     parser.add_argument("--repair", action="store_true", help="repair uploads before serving")
+    parser.add_argument("--exit-with", type=int, metavar="PID", help="stop when process PID ends")
     args = parser.parse_args()
+
+    # A parent that spawned us from a thread with signals blocked (as Dispatch worker threads
+    # are) passes that mask on; SIGTERM must reach uvicorn for a graceful stop.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    if args.exit_with:
+        exit_with(args.exit_with)
 
     os.makedirs(args.data_dir, exist_ok=True)
     if args.repair:

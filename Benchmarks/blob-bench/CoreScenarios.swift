@@ -7,16 +7,13 @@ enum CoreScenarios {
     static let readSize = 64 * 1024
 
     static func run(file: String, size: Int, runs: Int) throws -> [ScenarioResult] {
-        let baseline = try Measurement.bestMBps(bytes: size, runs: runs) { try preadLoop(file) }
-        let foundation = Measurement.bestMBps(bytes: size, runs: runs) {
-            drain(InputStream(fileAtPath: file)!)
-        }
-        let synchronous = Measurement.bestMBps(bytes: size, runs: runs) {
-            drain(BlobInputStream(fileAtPath: file))
-        }
-        let asynchronous = try Measurement.bestMBps(bytes: size, runs: runs) {
-            try drainWithEvents(BlobInputStream(fileAtPath: file, mode: .asynchronous))
-        }
+        let speeds = try Measurement.interleavedBestMBps(bytes: size, runs: runs, [
+            { try preadLoop(file) },
+            { drain(InputStream(fileAtPath: file)!) },
+            { drain(BlobInputStream(fileAtPath: file)) },
+            { try drainWithEvents(BlobInputStream(fileAtPath: file, mode: .asynchronous)) },
+        ])
+        let (baseline, foundation, synchronous, asynchronous) = (speeds[0], speeds[1], speeds[2], speeds[3])
         func result(_ name: String, _ mbps: Double) -> ScenarioResult {
             ScenarioResult(scenario: name, mbps: mbps, baseline: "pread-64k", ratio: mbps / baseline)
         }

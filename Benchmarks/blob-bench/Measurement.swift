@@ -16,6 +16,19 @@ enum Measurement {
         return best
     }
 
+    /// Runs every scenario once per round, `runs` rounds, and returns each one's best MB/s for
+    /// `bytes` bytes. Interleaving gives every scenario the same share of a machine whose load
+    /// changes during the run, so ratios stay fair.
+    static func interleavedBestMBps(bytes: Int, runs: Int, _ scenarios: [() throws -> Int]) throws -> [Double] {
+        var best = [Double](repeating: 0, count: scenarios.count)
+        for _ in 0..<runs {
+            for (index, scenario) in scenarios.enumerated() {
+                best[index] = max(best[index], try bestMBps(bytes: bytes, runs: 1, scenario))
+            }
+        }
+        return best
+    }
+
     /// Wall-clock seconds of an external command (the command's output is discarded).
     static func seconds(ofCommand arguments: [String]) throws -> Double {
         let process = Process()

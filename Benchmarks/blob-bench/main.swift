@@ -4,7 +4,8 @@ import Foundation
 ///
 ///     swift run -c release blob-bench [--json] [--size BYTES] [--runs N] [--only GROUP,...]
 ///
-/// Groups: core (file reads). Every scenario prints its MB/s and its ratio to its baseline.
+/// Groups: core (file reads), asset (asset-store source), http (HTTP source against curl; starts
+/// the loopback servers through Scripts/test-servers.sh). Every scenario prints its MB/s and its ratio to its baseline.
 struct Options {
     var json = false
     var size = 1 << 30
@@ -12,7 +13,7 @@ struct Options {
     var groups: Set<String> = ["core"]
     var directory = NSTemporaryDirectory() + "blobstream-bench"
 
-    static let allGroups: Set<String> = ["core"]
+    static let allGroups: Set<String> = ["core", "asset", "http"]
 
     init(_ arguments: [String]) throws {
         groups = Self.allGroups
@@ -66,6 +67,16 @@ do {
     }
     if options.groups.contains("core") {
         for result in try CoreScenarios.run(file: file, size: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("asset") {
+        for result in assetScenarios(file: file, fileSize: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("http") {
+        for result in httpScenarios(file: file, fileSize: options.size, runs: options.runs) {
             report(result, json: options.json)
         }
     }

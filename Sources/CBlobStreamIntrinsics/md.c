@@ -3,6 +3,7 @@
 void bs_md_update(bs_md_context *context, const void *data, size_t length,
                   bs_block_function compress) {
     const uint8_t *bytes = data;
+    if (length == 0) return;
     context->length += length;
     if (context->buffered > 0) {
         size_t take = 64 - context->buffered;

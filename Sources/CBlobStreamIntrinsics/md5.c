@@ -1,16 +1,34 @@
 #include "internal.h"
 
-// MD5 (RFC 1321). There is no MD5 instruction on any CPU: the speed comes from keeping all
-// 64 steps in registers, with the boolean functions in the forms that need the fewest
-// dependent operations (F and G as a select, I with the single-operand complement).
+// MD5 (RFC 1321). There is no MD5 instruction on any CPU, and every step depends on the one
+// before, so the speed comes from the length of that dependency chain. Each step first adds the
+// message word and constant (known early), and only then the boolean function of `b`, the value
+// the previous step just produced; the functions are written so that `b` enters as late as
+// possible (G as a sum of two disjoint masks, so `b & d` is one operation from `b`).
 
 #define MD5_F(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
-#define MD5_G(x, y, z) ((y) ^ ((z) & ((x) ^ (y))))
 #define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
 #define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
 
+// An empty asm that "may change" its operand: it stops the compiler from reassociating the sum
+// and moving the constant after the function of `b`, which would put one more add on the chain.
+#if defined(__GNUC__)
+#define MD5_SETTLE(x) __asm__("" : "+r"(x))
+#else
+#define MD5_SETTLE(x) (void)0
+#endif
+
 #define MD5_STEP(f, a, b, c, d, word, constant, shift)                 \
-    (a) += f((b), (c), (d)) + (word) + (uint32_t)(constant);           \
+    (a) += (word) + (uint32_t)(constant);                              \
+    MD5_SETTLE(a);                                                     \
+    (a) += f((b), (c), (d));                                           \
+    (a) = bs_rotl32((a), (shift)) + (b);
+
+// G(b, c, d) = (b & d) | (c & ~d); the two masks never overlap, so | is +.
+#define MD5_STEP_G(a, b, c, d, word, constant, shift)                  \
+    (a) += (word) + (uint32_t)(constant) + ((c) & ~(d));               \
+    MD5_SETTLE(a);                                                     \
+    (a) += (b) & (d);                                                  \
     (a) = bs_rotl32((a), (shift)) + (b);
 
 static void md5_blocks(uint32_t *state, const uint8_t *blocks, size_t count) {
@@ -37,22 +55,22 @@ static void md5_blocks(uint32_t *state, const uint8_t *blocks, size_t count) {
         MD5_STEP(MD5_F, c, d, a, b, x[14], 0xa679438e, 17)
         MD5_STEP(MD5_F, b, c, d, a, x[15], 0x49b40821, 22)
 
-        MD5_STEP(MD5_G, a, b, c, d, x[1], 0xf61e2562, 5)
-        MD5_STEP(MD5_G, d, a, b, c, x[6], 0xc040b340, 9)
-        MD5_STEP(MD5_G, c, d, a, b, x[11], 0x265e5a51, 14)
-        MD5_STEP(MD5_G, b, c, d, a, x[0], 0xe9b6c7aa, 20)
-        MD5_STEP(MD5_G, a, b, c, d, x[5], 0xd62f105d, 5)
-        MD5_STEP(MD5_G, d, a, b, c, x[10], 0x02441453, 9)
-        MD5_STEP(MD5_G, c, d, a, b, x[15], 0xd8a1e681, 14)
-        MD5_STEP(MD5_G, b, c, d, a, x[4], 0xe7d3fbc8, 20)
-        MD5_STEP(MD5_G, a, b, c, d, x[9], 0x21e1cde6, 5)
-        MD5_STEP(MD5_G, d, a, b, c, x[14], 0xc33707d6, 9)
-        MD5_STEP(MD5_G, c, d, a, b, x[3], 0xf4d50d87, 14)
-        MD5_STEP(MD5_G, b, c, d, a, x[8], 0x455a14ed, 20)
-        MD5_STEP(MD5_G, a, b, c, d, x[13], 0xa9e3e905, 5)
-        MD5_STEP(MD5_G, d, a, b, c, x[2], 0xfcefa3f8, 9)
-        MD5_STEP(MD5_G, c, d, a, b, x[7], 0x676f02d9, 14)
-        MD5_STEP(MD5_G, b, c, d, a, x[12], 0x8d2a4c8a, 20)
+        MD5_STEP_G(a, b, c, d, x[1], 0xf61e2562, 5)
+        MD5_STEP_G(d, a, b, c, x[6], 0xc040b340, 9)
+        MD5_STEP_G(c, d, a, b, x[11], 0x265e5a51, 14)
+        MD5_STEP_G(b, c, d, a, x[0], 0xe9b6c7aa, 20)
+        MD5_STEP_G(a, b, c, d, x[5], 0xd62f105d, 5)
+        MD5_STEP_G(d, a, b, c, x[10], 0x02441453, 9)
+        MD5_STEP_G(c, d, a, b, x[15], 0xd8a1e681, 14)
+        MD5_STEP_G(b, c, d, a, x[4], 0xe7d3fbc8, 20)
+        MD5_STEP_G(a, b, c, d, x[9], 0x21e1cde6, 5)
+        MD5_STEP_G(d, a, b, c, x[14], 0xc33707d6, 9)
+        MD5_STEP_G(c, d, a, b, x[3], 0xf4d50d87, 14)
+        MD5_STEP_G(b, c, d, a, x[8], 0x455a14ed, 20)
+        MD5_STEP_G(a, b, c, d, x[13], 0xa9e3e905, 5)
+        MD5_STEP_G(d, a, b, c, x[2], 0xfcefa3f8, 9)
+        MD5_STEP_G(c, d, a, b, x[7], 0x676f02d9, 14)
+        MD5_STEP_G(b, c, d, a, x[12], 0x8d2a4c8a, 20)
 
         MD5_STEP(MD5_H, a, b, c, d, x[5], 0xfffa3942, 4)
         MD5_STEP(MD5_H, d, a, b, c, x[8], 0x8771f681, 11)

@@ -103,3 +103,12 @@ public struct Unchecked<Value>: @unchecked Sendable {
     public let value: Value
     public init(_ value: Value) { self.value = value }
 }
+
+/// A value shared between a test and the threads it starts.
+public final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    public init(_ value: Value) { self.value = value }
+    public func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    public func get() -> Value { lock.withLock { value } }
+}

@@ -5,8 +5,8 @@ import Synchronization
 /// where the blob lives — the `URLProtocol.canInit(with:)` idea, for data sources.
 ///
 /// ``BlobInputStream/init(url:mode:)`` and ``BlobInputStream/make(url:mode:registry:)`` go
-/// through ``shared``. Built in: `file:`. Other modules add theirs (`asset:` once an
-/// ``AssetStore`` is registered, `http:` and `https:`), and apps register their own schemes.
+/// through ``shared``. Built in: `file:`, `http:` and `https:`. Other modules add theirs
+/// (`asset:` once an ``AssetStore`` is registered), and apps register their own schemes.
 ///
 /// Thread-safe: register, unregister and look up from any thread.
 public final class BlobURLRegistry: Sendable {
@@ -16,7 +16,7 @@ public final class BlobURLRegistry: Sendable {
 
     private let factories: Mutex<[String: Factory]>
 
-    /// The process-wide registry, with `file:` registered.
+    /// The process-wide registry, with `file:`, `http:` and `https:` registered.
     public static let shared: BlobURLRegistry = {
         let registry = BlobURLRegistry()
         registry.register(scheme: "file") { url throws(BlobStreamError) in
@@ -25,6 +25,7 @@ public final class BlobURLRegistry: Sendable {
             }
             return FileDataSource(path: url.path)
         }
+        registry.registerHTTP()
         return registry
     }()
 
@@ -57,9 +58,10 @@ public final class BlobURLRegistry: Sendable {
         }
         guard let factory = factories.withLock({ $0[scheme] }) else {
             let known = schemes.joined(separator: ", ")
+            let hint = scheme == "asset" ? "; register an asset store first with register(assetStore:)" : ""
             throw .unsupportedURL(
                 url: url.absoluteString,
-                reason: "no data source is registered for scheme \"\(scheme)\" (registered: \(known))"
+                reason: "no data source is registered for scheme \"\(scheme)\" (registered: \(known))\(hint)"
             )
         }
         return try factory(url)

@@ -181,7 +181,6 @@ extension ChecksumCalculator {
     /// Blocks until an event-driven calculation on a private queue is done.
     func waitForEvents(
         of stream: InputStream,
-        source: BlobInputStream,
         progress: ((ChecksumProgress) -> Void)?
     ) throws(BlobStreamError) -> ChecksumDigest {
         let done = DispatchSemaphore(value: 0)

@@ -64,11 +64,14 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     /// Reads `stream` to its end on the calling thread and returns the digest of the bytes read.
     ///
     /// Follows the synchronous listing of the POSBlobInputStream article: open, read while bytes
-    /// are available, require `.atEnd`. An asynchronous ``BlobInputStream`` is driven by its
-    /// events on a private queue while this thread waits.
+    /// are available, require `.atEnd`. Every stream call happens on this thread; for streams
+    /// longer than four buffers, hashing runs on a helper thread, a buffer or two behind the
+    /// reads, so that reading and hashing overlap. An asynchronous ``BlobInputStream`` is driven
+    /// by its events on a private queue while this thread waits.
     /// - Parameters:
     ///   - stream: The stream to hash, not yet opened or open at the first byte to hash.
-    ///   - progress: Called after every read with the bytes hashed so far.
+    ///   - progress: Called on this thread as hashing advances, with the bytes hashed so far;
+    ///     the last call reports every byte.
     /// - Throws: The stream's error, ``BlobStreamError/cancelled`` after ``cancel()``, or
     ///   ``BlobStreamError/sourceFailed(resource:reason:)`` if the stream ends without
     ///   reaching `.atEnd` or the calculator was used before.
@@ -76,8 +79,8 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         of stream: InputStream,
         progress: ((ChecksumProgress) -> Void)? = nil
     ) throws(BlobStreamError) -> ChecksumDigest {
-        if let source = Self.eventSource(of: stream) {
-            return try waitForEvents(of: stream, source: source, progress: progress)
+        if Self.eventSource(of: stream) != nil {
+            return try waitForEvents(of: stream, progress: progress)
         }
         try claim(stream)
         let result: Result<ChecksumDigest, BlobStreamError>

@@ -24,10 +24,7 @@ extension BlobInputStream {
             state.sourceSignalled = false
             state.sourceCallsInFlight += 1
             lock.unlock()
-            let stream = WeakReference(self)
-            let result = dataSource.read(into: region, at: readOffset) {
-                stream.object?.sourceSignalledSynchronousReader()
-            }
+            let result = dataSource.read(into: region, at: readOffset, whenReadable: signalReader)
             lock.lock()
             endSourceCall()
             guard state.status == .reading else { return refuseRead() ?? -1 }
@@ -52,7 +49,7 @@ extension BlobInputStream {
         }
     }
 
-    private func sourceSignalledSynchronousReader() {
+    func sourceSignalledSynchronousReader() {
         lock.lock()
         state.sourceSignalled = true
         lock.broadcast()
@@ -142,10 +139,7 @@ extension BlobInputStream {
             state.sourceSignalled = false
             state.sourceCallsInFlight += 1
             lock.unlock()
-            let stream = WeakReference(self)
-            let result = dataSource.read(into: region, at: readOffset) {
-                stream.object?.sourceSignalledRefill()
-            }
+            let result = dataSource.read(into: region, at: readOffset, whenReadable: signalRefill)
             lock.lock()
             endSourceCall()
             guard state.isReadable, generation == state.generation else { continue }
@@ -176,7 +170,7 @@ extension BlobInputStream {
         }
     }
 
-    private func sourceSignalledRefill() {
+    func sourceSignalledRefill() {
         lock.lock()
         state.sourceSignalled = true
         let resume = state.awaitingSignal

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Delivers a stream's events to its delegate on every run loop (and mode) the stream is
 /// scheduled in and on its delegate queue.
@@ -14,28 +15,35 @@ final class StreamEventDispatcher: @unchecked Sendable {
     private static let eventsPerDrain = 16
 
     private let lock = NSLock()
+    /// How many targets there are, readable without the lock: the common case of a stream
+    /// that nobody listens to posts after every read and must pay nothing for it.
+    private let targetCount = Atomic<Int>(0)
     private var runLoopTargets: [RunLoopTarget] = []
     private var queueTarget: QueueTarget?
-    /// Called for each event, on the target's thread; decides whether it still reaches the delegate.
-    private let deliver: @Sendable (Stream.Event) -> Void
+    /// Called for each event, on the target's thread; decides whether it still reaches the
+    /// delegate. Set once, by the stream's initialiser, before any event can be posted.
+    var deliver: @Sendable (Stream.Event) -> Void = { _ in }
 
-    init(deliver: @escaping @Sendable (Stream.Event) -> Void) {
-        self.deliver = deliver
-    }
-
-    /// Whether any run loop or queue would receive events.
-    var hasTargets: Bool {
-        lock.withLock { !runLoopTargets.isEmpty || queueTarget != nil }
+    /// Publishes the number of targets. Lock held.
+    private func countTargets() {
+        targetCount.store(runLoopTargets.count + (queueTarget == nil ? 0 : 1), ordering: .releasing)
     }
 
     /// Queues `event` for every target.
     func post(_ event: Stream.Event) {
-        let toSchedule: [EventTarget] = lock.withLock {
-            var targets: [EventTarget] = runLoopTargets
-            if let queueTarget { targets.append(queueTarget) }
-            return targets.filter { $0.enqueue(event) }
+        // Called after every read: with no targets it costs one atomic load; with a drain
+        // already scheduled everywhere, one lock and no allocation.
+        guard targetCount.load(ordering: .acquiring) > 0 else { return }
+        var first: EventTarget?
+        var others: [EventTarget] = []
+        lock.withLock {
+            if let queueTarget, queueTarget.enqueue(event) { first = queueTarget }
+            for target in runLoopTargets where target.enqueue(event) {
+                if first == nil { first = target } else { others.append(target) }
+            }
         }
-        for target in toSchedule {
+        guard let first else { return }
+        for target in [first] + others {
             target.scheduleDrain { [self] in drain(target) }
         }
     }
@@ -57,6 +65,7 @@ final class StreamEventDispatcher: @unchecked Sendable {
         lock.withLock {
             guard !runLoopTargets.contains(where: { $0.runLoop === runLoop && $0.mode == mode }) else { return }
             runLoopTargets.append(RunLoopTarget(runLoop: runLoop, mode: mode))
+            countTargets()
         }
     }
 
@@ -68,6 +77,7 @@ final class StreamEventDispatcher: @unchecked Sendable {
                 target.deactivate()
                 return true
             }
+            countTargets()
         }
     }
 
@@ -76,6 +86,7 @@ final class StreamEventDispatcher: @unchecked Sendable {
         lock.withLock {
             queueTarget?.deactivate()
             queueTarget = queue.map(QueueTarget.init)
+            countTargets()
         }
     }
 
@@ -86,6 +97,7 @@ final class StreamEventDispatcher: @unchecked Sendable {
             runLoopTargets.removeAll()
             queueTarget?.deactivate()
             queueTarget = nil
+            countTargets()
         }
     }
 }

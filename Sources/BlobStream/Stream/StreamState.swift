@@ -1,7 +1,9 @@
 import Foundation
 
 /// Everything a ``BlobInputStream`` knows about its progress; guarded by the stream's lock.
-struct StreamState {
+/// A class, not a struct: the hot read path reads many fields, and each computed property of
+/// a struct stored in a class would copy the whole struct first (measured with callgrind).
+final class StreamState {
     var status: Stream.Status = .notOpen
     /// The error that ended the stream (status `.error`).
     var error: BlobStreamError?

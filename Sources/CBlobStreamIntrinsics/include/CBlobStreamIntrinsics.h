@@ -42,17 +42,23 @@ typedef struct {
     uint32_t portable;
 } bs_md_context;
 
+/// Starts an MD5 of zero bytes (`portable` is recorded but MD5 has only portable code).
 void bs_md5_init(bs_md_context *context, int portable);
+/// Appends `length` bytes at `data` (any alignment; `data` may be NULL when `length` is 0).
 void bs_md5_update(bs_md_context *context, const void *data, size_t length);
 /// Writes the 16-byte digest of everything passed so far; the context is left unchanged.
 void bs_md5_final(const bs_md_context *context, uint8_t digest[16]);
 
+/// Starts a SHA-1 of zero bytes; `portable` forbids the SHA-NI code.
 void bs_sha1_init(bs_md_context *context, int portable);
+/// Appends `length` bytes at `data` (any alignment; `data` may be NULL when `length` is 0).
 void bs_sha1_update(bs_md_context *context, const void *data, size_t length);
 /// Writes the 20-byte digest of everything passed so far; the context is left unchanged.
 void bs_sha1_final(const bs_md_context *context, uint8_t digest[20]);
 
+/// Starts a SHA-256 of zero bytes; `portable` forbids the SHA-NI code.
 void bs_sha256_init(bs_md_context *context, int portable);
+/// Appends `length` bytes at `data` (any alignment; `data` may be NULL when `length` is 0).
 void bs_sha256_update(bs_md_context *context, const void *data, size_t length);
 /// Writes the 32-byte digest of everything passed so far; the context is left unchanged.
 void bs_sha256_final(const bs_md_context *context, uint8_t digest[32]);

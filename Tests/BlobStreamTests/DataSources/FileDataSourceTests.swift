@@ -48,6 +48,7 @@ import Testing
         let path = try Self.temporaryFile(Array(repeating: 7, count: 1 << 20))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let stream = BlobInputStream(fileAtPath: path)
+        stream.blockSize = 65_536
         stream.open()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         #expect(stream.read(&buffer, maxLength: buffer.count) == 65_536)

@@ -23,8 +23,9 @@ import Testing
 
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func aChangedBlobFailsInsteadOfMixingVersions(mode: BlobInputStream.Mode) throws {
-        let source = ScriptedDataSource(bytes: Array(repeating: 1, count: 100_000), preferredBlockSize: 10_000)
+        let source = ScriptedDataSource(bytes: Array(repeating: 1, count: 100_000))
         let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 10_000
         stream.open()
         if mode == .asynchronous {
             #expect(eventually { stream.hasBytesAvailable })

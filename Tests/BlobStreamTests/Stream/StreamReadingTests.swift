@@ -152,23 +152,28 @@ import Testing
         #expect(stream.blobError == .notFound(resource: "scripted"))
     }
 
-    @Test func closeWakesABlockedRead() async throws {
+    @Test func closeWakesABlockedRead() throws {
         let source = ScriptedDataSource(bytes: Self.pattern(100))
         source.stallReads = true
         let stream = BlobInputStream(dataSource: source)
         stream.open()
         let box = Unchecked(stream)
-        let started = Date()
-        let reader = Task.detached { () -> Int in
+        let result = Locked(0)
+        let finished = DispatchSemaphore(value: 0)
+        // A thread of its own: a blocked read must not occupy the concurrency pool.
+        Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 10)
-            return box.value.read(&buffer, maxLength: 10)
+            result.set(box.value.read(&buffer, maxLength: 10))
+            finished.signal()
         }
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(eventually { stream.streamStatus == .reading })
+        #expect(finished.wait(timeout: .now() + 0.2) == .timedOut)
+        let closed = Date()
         stream.close()
-        let result = await reader.value
-        #expect(result == -1)
+        #expect(finished.wait(timeout: .now() + 5) == .success)
+        #expect(Date().timeIntervalSince(closed) < 2)
+        #expect(result.get() == -1)
         #expect(stream.blobError == .closed)
-        #expect(Date().timeIntervalSince(started) < 5)
         #expect(source.closeCount >= 1)
     }
 

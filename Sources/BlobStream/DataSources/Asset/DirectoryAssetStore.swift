@@ -1,0 +1,183 @@
+import Dispatch
+import Foundation
+
+/// An ``AssetStore`` that works anywhere: a library folder in which each asset is the regular
+/// file `DIRECTORY/ID`, under a stable identifier the store chose when the file was imported.
+///
+/// - ``import(fileAt:)`` copies a file in under a new random identifier and
+///   ``replace(identifier:withFileAt:)`` puts a new version in place. Both copy into a
+///   temporary file (named with a leading `.`, which identifiers may not have) and rename it
+///   into place, so readers see the old file or the whole new one, never a partial copy.
+/// - Replacing or removing an asset invalidates its open representations, the way saving to the
+///   gallery invalidated `ALAssetRepresentation`s; their reads answer
+///   ``AssetReadResult/invalidated`` and never return bytes of the new version. A stream that
+///   re-resolves then finds a different ``AssetRepresentation/identity`` (a new inode, even
+///   when size and bytes are equal) and fails with
+///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, or finds no asset and fails with
+///   ``BlobStreamError/notFound(resource:)``.
+/// - Identifiers must pass ``AssetIdentifier/validateFileName(_:)`` (no `..`, `/`, `%`, leading
+///   `.`, NUL), and an asset path that is a symbolic link is refused rather than followed, so
+///   nothing outside the folder can be reached through this store.
+///
+/// Resolution runs on a private queue and completes there (``callbackQueue`` is
+/// ``AssetCallbackQueue/any``), so synchronous streams may open assets from any thread.
+public final class DirectoryAssetStore: AssetStore {
+    /// The library folder, as an absolute path.
+    public let directory: String
+    private let queue = DispatchQueue(label: "BlobStream.DirectoryAssetStore", attributes: .concurrent)
+
+    /// Opens the library folder at `directory`, creating it (and missing parents) if needed.
+    /// - Throws: ``AssetStoreError/system(path:operation:errno:)`` when the folder cannot be
+    ///   created or is not a directory.
+    public init(directory: String) throws(AssetStoreError) {
+        let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
+        if case .failure(let error) = Syscall.fileStatus(atPath: absolute), error.rawValue == ENOENT {
+            try? FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
+        }
+        switch Syscall.fileStatus(atPath: absolute) {
+        case .failure(let error):
+            throw .system(path: absolute, operation: "create the library folder", errno: error.rawValue)
+        case .success(let status) where !status.isDirectory:
+            throw .system(path: absolute, operation: "open the library folder", errno: ENOTDIR)
+        case .success:
+            self.directory = absolute
+        }
+    }
+
+    /// Accepts only identifiers that are plain file names (``AssetIdentifier/validateFileName(_:)``).
+    public func validate(identifier: String) throws(AssetStoreError) {
+        try AssetIdentifier.validateFileName(identifier)
+    }
+
+    /// The path of asset `identifier`, whether or not it exists.
+    /// - Throws: ``AssetStoreError/invalidIdentifier(_:reason:)``.
+    public func path(of identifier: String) throws(AssetStoreError) -> String {
+        try validate(identifier: identifier)
+        return directory + "/" + identifier
+    }
+
+    /// Opens the asset's file on the store's queue and completes there.
+    public func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any AssetRepresentation, AssetStoreError>) -> Void) {
+        queue.async { [self] in
+            completion(Result { () throws(AssetStoreError) in try representation(of: identifier) })
+        }
+    }
+
+    private func representation(of identifier: String) throws(AssetStoreError) -> any AssetRepresentation {
+        let path = try path(of: identifier)
+        let fd: Int32
+        switch AssetFileCalls.openNoFollow(path) {
+        case .success(let descriptor): fd = descriptor
+        case .failure(let error): throw Self.lookupError(error, identifier: identifier, path: path, operation: "open")
+        }
+        switch Syscall.fileStatus(fd) {
+        case .failure(let error):
+            Syscall.close(fd)
+            throw .system(path: path, operation: "fstat", errno: error.rawValue)
+        case .success(let status) where !status.isRegularFile:
+            Syscall.close(fd)
+            throw .failed(identifier: identifier, reason: "\(path) is not a regular file")
+        case .success(let status):
+            return DirectoryAssetRepresentation(fd: fd, path: path, status: status)
+        }
+    }
+
+    /// Copies the regular file at `path` into the library under a new identifier.
+    /// - Returns: The identifier, a lowercase UUID.
+    /// - Throws: ``AssetStoreError/system(path:operation:errno:)`` when `path` cannot be read or
+    ///   the copy fails; ``AssetStoreError/unsupportedFile(path:reason:)`` when `path` is not a
+    ///   regular file.
+    public func `import`(fileAt path: String) throws(AssetStoreError) -> String {
+        let identifier = UUID().uuidString.lowercased()
+        try install(fileAt: path, as: directory + "/" + identifier)
+        return identifier
+    }
+
+    /// Makes asset `identifier` a copy of the file at `path`: a new version (a new inode), so
+    /// open representations of the old one go stale.
+    /// - Throws: ``AssetStoreError/notFound(identifier:)`` when there is no such asset,
+    ///   ``AssetStoreError/invalidIdentifier(_:reason:)``, or the errors of ``import(fileAt:)``.
+    public func replace(identifier: String, withFileAt path: String) throws(AssetStoreError) {
+        let destination = try existingAssetPath(identifier)
+        try install(fileAt: path, as: destination)
+    }
+
+    /// Deletes asset `identifier`; open representations go stale and resolving it again fails
+    /// with ``AssetStoreError/notFound(identifier:)``.
+    /// - Throws: ``AssetStoreError/notFound(identifier:)``,
+    ///   ``AssetStoreError/invalidIdentifier(_:reason:)``, or
+    ///   ``AssetStoreError/system(path:operation:errno:)``.
+    public func remove(identifier: String) throws(AssetStoreError) {
+        let path = try existingAssetPath(identifier)
+        if let error = AssetFileCalls.unlink(path) {
+            throw Self.lookupError(error, identifier: identifier, path: path, operation: "unlink")
+        }
+    }
+
+    private func existingAssetPath(_ identifier: String) throws(AssetStoreError) -> String {
+        let path = try path(of: identifier)
+        switch AssetFileCalls.linkStatus(path) {
+        case .failure(let error):
+            throw Self.lookupError(error, identifier: identifier, path: path, operation: "lstat")
+        case .success(let status) where (status.st_mode & S_IFMT) == S_IFLNK:
+            throw Self.symbolicLink(identifier)
+        case .success(let status) where !status.isRegularFile:
+            throw .failed(identifier: identifier, reason: "\(path) is not a regular file")
+        case .success:
+            return path
+        }
+    }
+
+    /// Copies `source` to a temporary file in the library, flushes it and renames it to
+    /// `destination`, removing the temporary file on any failure.
+    private func install(fileAt source: String, as destination: String) throws(AssetStoreError) {
+        let input: Int32
+        switch AssetFileCalls.openSource(source) {
+        case .success(let descriptor): input = descriptor
+        case .failure(let error): throw .system(path: source, operation: "open", errno: error.rawValue)
+        }
+        defer { Syscall.close(input) }
+        switch Syscall.fileStatus(input) {
+        case .failure(let error):
+            throw .system(path: source, operation: "fstat", errno: error.rawValue)
+        case .success(let status) where status.isDirectory:
+            throw .unsupportedFile(path: source, reason: "it is a directory")
+        case .success(let status) where !status.isRegularFile:
+            throw .unsupportedFile(path: source, reason: "it is not a regular file")
+        case .success:
+            break
+        }
+        let temporary = directory + "/.import-" + UUID().uuidString.lowercased()
+        let output: Int32
+        switch AssetFileCalls.createExclusive(temporary) {
+        case .success(let descriptor): output = descriptor
+        case .failure(let error): throw .system(path: temporary, operation: "create", errno: error.rawValue)
+        }
+        var failure: AssetStoreError?
+        if let (operation, error) = AssetFileCalls.copy(from: input, to: output) {
+            failure = .system(path: operation == "read" ? source : temporary, operation: operation, errno: error.rawValue)
+        } else if let error = AssetFileCalls.sync(output) {
+            failure = .system(path: temporary, operation: "fsync", errno: error.rawValue)
+        }
+        Syscall.close(output)
+        if failure == nil, let error = AssetFileCalls.rename(temporary, to: destination) {
+            failure = .system(path: destination, operation: "rename", errno: error.rawValue)
+        }
+        if let failure {
+            _ = AssetFileCalls.unlink(temporary)
+            throw failure
+        }
+    }
+
+    private static func lookupError(_ error: Errno, identifier: String, path: String, operation: String) -> AssetStoreError {
+        switch error.rawValue {
+        case ENOENT: return .notFound(identifier: identifier)
+        case ELOOP: return symbolicLink(identifier)
+        default: return .system(path: path, operation: operation, errno: error.rawValue)
+        }
+    }
+
+    private static func symbolicLink(_ identifier: String) -> AssetStoreError {
+        .invalidIdentifier(identifier, reason: "the asset is a symbolic link, which could point outside the library folder")
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Finds the payload of an HTTP/1.1 response body in the bytes read from the connection,
+/// whatever its framing: a `Content-Length`, chunked transfer coding, or "until the server
+/// closes". Knowing where the body ends is what tells a complete body from a dropped connection.
+struct HTTPBodyDecoder {
+    private enum Framing {
+        case length(remaining: Int64)
+        case untilClose
+        case chunked(ChunkState)
+    }
+
+    private enum ChunkState {
+        /// Reading the hexadecimal size line (extensions after `;` ignored).
+        case size(digits: [UInt8])
+        /// Copying the chunk's payload.
+        case data(remaining: Int64)
+        /// Expecting the CRLF after a chunk's payload (`seen` of its two bytes so far).
+        case dataEnd(seen: Int)
+        /// Reading trailer lines after the last chunk until an empty one (`lineLength` counts the
+        /// bytes of the current line other than CR).
+        case trailer(lineLength: Int)
+    }
+
+    private var framing: Framing
+    /// Whether the whole body has been seen.
+    private(set) var isComplete = false
+
+    /// A decoder for the body of a response with `head`.
+    init(for head: HTTPResponseHead) {
+        if head.isChunked {
+            framing = .chunked(.size(digits: []))
+        } else if let length = head.contentLength {
+            framing = .length(remaining: length)
+            isComplete = length == 0
+        } else {
+            framing = .untilClose
+        }
+    }
+
+    /// Whether the end of the connection is the end of the body (no length was given).
+    var endsAtClose: Bool {
+        if case .untilClose = framing { return true }
+        return false
+    }
+
+    /// Decodes `input`, passing each run of payload bytes to `emit`, which returns whether to
+    /// go on. Returns `false` when `emit` asked to stop. Bytes after the end of the body are
+    /// ignored (the request asked the server to close the connection).
+    mutating func decode(
+        _ input: UnsafeRawBufferPointer,
+        emit: (UnsafeRawBufferPointer) -> Bool
+    ) throws(HTTPTransferFailure) -> Bool {
+        var index = 0
+        while index < input.count && !isComplete {
+            switch framing {
+            case .untilClose:
+                return emit(UnsafeRawBufferPointer(rebasing: input[index...]))
+            case .length(let remaining):
+                let run = Int(min(Int64(input.count - index), remaining))
+                framing = .length(remaining: remaining - Int64(run))
+                isComplete = remaining == Int64(run)
+                if !emit(UnsafeRawBufferPointer(rebasing: input[index..<index + run])) { return false }
+                index += run
+            case .chunked(.data(let remaining)):
+                let run = Int(min(Int64(input.count - index), remaining))
+                framing = .chunked(remaining == Int64(run) ? .dataEnd(seen: 0) : .data(remaining: remaining - Int64(run)))
+                if !emit(UnsafeRawBufferPointer(rebasing: input[index..<index + run])) { return false }
+                index += run
+            case .chunked(let state):
+                try step(state, byte: input[index])
+                index += 1
+            }
+        }
+        return true
+    }
+
+    /// Advances the chunk framing (outside payload runs) by one byte.
+    private mutating func step(_ state: ChunkState, byte: UInt8) throws(HTTPTransferFailure) {
+        switch state {
+        case .size(var digits):
+            guard byte == UInt8(ascii: "\n") else {
+                guard digits.count < 1024 else { throw Self.malformed("a chunk size line is too long") }
+                digits.append(byte)
+                framing = .chunked(.size(digits: digits))
+                return
+            }
+            let line = String(decoding: digits, as: UTF8.self)
+            let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                .trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
+            guard let size = Int64(sizeText, radix: 16), size >= 0 else {
+                throw Self.malformed("the chunk size \"\(sizeText)\" is not a hexadecimal number")
+            }
+            framing = .chunked(size == 0 ? .trailer(lineLength: 0) : .data(remaining: size))
+        case .dataEnd(let seen):
+            let expected = seen == 0 ? UInt8(ascii: "\r") : UInt8(ascii: "\n")
+            guard byte == expected else { throw Self.malformed("a chunk does not end with CRLF") }
+            framing = .chunked(seen == 0 ? .dataEnd(seen: 1) : .size(digits: []))
+        case .trailer(let lineLength) where byte == UInt8(ascii: "\n"):
+            if lineLength == 0 {
+                isComplete = true
+            } else {
+                framing = .chunked(.trailer(lineLength: 0))
+            }
+        case .trailer(let lineLength):
+            framing = .chunked(.trailer(lineLength: byte == UInt8(ascii: "\r") ? lineLength : lineLength + 1))
+        case .data:
+            break
+        }
+    }
+
+    private static func malformed(_ reason: String) -> HTTPTransferFailure {
+        .protocolViolation(reason: "malformed chunked body: \(reason)")
+    }
+}

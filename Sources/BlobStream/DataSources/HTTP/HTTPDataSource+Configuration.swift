@@ -1,0 +1,79 @@
+import Foundation
+
+extension HTTPDataSource {
+    /// How an ``HTTPDataSource`` talks to the server.
+    public enum Transport: Sendable, Hashable {
+        /// `http:` over a plain TCP connection the source manages itself (true pausing, no
+        /// shared queue, curl-like speed); `https:` through URLSession, which brings TLS.
+        case automatic
+        /// Every request through URLSession, `http:` too. On Linux it cannot pause a download,
+        /// so the source asks for bounded ranges no larger than its free buffer; and a
+        /// synchronous read must not wait on URLSession's own queue (see
+        /// ``HTTPDataSource/reasonWaitingWouldDeadlock()``).
+        case urlSession
+    }
+
+    /// The settings of an ``HTTPDataSource``. The defaults suit a blob of any size on a healthy
+    /// network: 4 MiB read-ahead, a minute for a response, 30 s of silence, 5 reconnects.
+    public struct Configuration: Sendable {
+        /// Header fields added to every request, for example `Authorization`. `Range`,
+        /// `If-Range`, `Accept-Encoding`, `Host` and `Connection` are the source's own and are
+        /// ignored here. `Authorization`, `Proxy-Authorization` and `Cookie` are not sent after
+        /// a redirect to another scheme, host or port.
+        public var headers: [String: String]
+
+        /// The most bytes downloaded ahead of the reader (at least 16 KiB). When they are
+        /// buffered the download pauses, and it resumes once the reader has consumed half.
+        public var readAheadLimit: Int
+
+        /// The longest wait, in seconds, from sending a request (connecting included) to the
+        /// complete response head.
+        public var requestTimeout: TimeInterval
+
+        /// The longest silence, in seconds, while a response body is arriving. Time spent paused
+        /// because the buffer is full does not count.
+        public var idleTimeout: TimeInterval
+
+        /// How many times in a row the source reconnects after a dropped connection, a short body
+        /// or a timeout before it gives up with the last error. Progress resets the count.
+        public var maxRetries: Int
+
+        /// The wait before the first reconnect, in seconds; it doubles with each further attempt.
+        public var retryDelay: TimeInterval
+
+        /// Which transport carries the requests.
+        public var transport: Transport
+
+        /// Creates a configuration; every parameter has the default described on its property.
+        public init(
+            headers: [String: String] = [:],
+            readAheadLimit: Int = 4 * 1024 * 1024,
+            requestTimeout: TimeInterval = 60,
+            idleTimeout: TimeInterval = 30,
+            maxRetries: Int = 5,
+            retryDelay: TimeInterval = 0.1,
+            transport: Transport = .automatic
+        ) {
+            self.headers = headers
+            self.readAheadLimit = readAheadLimit
+            self.requestTimeout = requestTimeout
+            self.idleTimeout = idleTimeout
+            self.maxRetries = maxRetries
+            self.retryDelay = retryDelay
+            self.transport = transport
+        }
+    }
+
+    /// What the source has done so far, for diagnostics and tests.
+    public struct Statistics: Sendable, Hashable {
+        /// Requests sent, redirects followed included.
+        public var requests = 0
+        /// Requests sent again after a dropped connection, a short body or a timeout.
+        public var reconnects = 0
+        /// Body bytes received from the network, including any skipped because the server
+        /// ignored a range.
+        public var bytesReceived: Int64 = 0
+        /// Bytes downloaded but not yet read, now.
+        public var bufferedBytes = 0
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+
+/// The read-ahead's state and the transitions shared by reads and transfer events. Every
+/// function here runs with the state's lock held and only records what to do afterwards in
+/// ``Effects``: transfers are started and cancelled, and callbacks called, after unlocking.
+extension HTTPDataSource {
+    struct State: Sendable {
+        var isOpen = false
+        var pendingOpen: (@Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void)?
+        /// What the first response said; every later response must match it.
+        var pinned: BlobSourceDescription?
+        /// The length once any response told it (the pinned one may be unknown).
+        var knownLength: Int64?
+        var buffer: ReadAheadBuffer?
+        /// The blob offset of the buffer's first byte. Kept across close and open, so a reopen
+        /// resumes where the reader is.
+        var bufferStart: Int64 = 0
+        var transfer: ActiveTransfer?
+        /// Every byte up to the end of the blob has been downloaded.
+        var endOfData = false
+        /// Why no byte after the buffered ones can be read.
+        var failure: BlobStreamError?
+        var waiter: (@Sendable () -> Void)?
+        var nextTransferID = 0
+        var consecutiveFailures = 0
+        /// Identifies the pending reconnect; bumped to call it off.
+        var retryToken = 0
+        var retryPending = false
+        var lastTransferUsedURLSession = false
+        var statistics = Statistics()
+
+        /// The offset of the first byte not yet downloaded.
+        var frontier: Int64 { bufferStart + Int64(buffer?.count ?? 0) }
+    }
+
+    struct ActiveTransfer: Sendable {
+        let id: Int
+        let object: any HTTPTransfer
+        let request: HTTPRangeRequest
+        let usesURLSession: Bool
+        let redirects: Int
+        var receivedHead = false
+        var skip: Int64 = 0
+        var bodyEnd: Int64?
+        var ignoresRange = false
+        var spaceWaiter: DispatchSemaphore?
+    }
+
+    /// What to do once the lock is released, in this order.
+    struct Effects {
+        var cancel: [any HTTPTransfer] = []
+        var signal: [DispatchSemaphore] = []
+        var open: (@Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void, Result<BlobSourceDescription, BlobStreamError>)?
+        var wake: [@Sendable () -> Void] = []
+        var start: [any HTTPTransfer] = []
+        var retry: (delay: TimeInterval, token: Int)?
+    }
+
+    /// Runs `body` with the lock held, then its effects.
+    func transition<T: Sendable>(_ body: (inout State, inout Effects) -> T) -> T {
+        var effects = Effects()
+        let result = state.withLock { body(&$0, &effects) }
+        perform(effects)
+        return result
+    }
+
+    private func perform(_ effects: Effects) {
+        for transfer in effects.cancel { transfer.cancel() }
+        for semaphore in effects.signal { semaphore.signal() }
+        if let (completion, result) = effects.open { completion(result) }
+        for callback in effects.wake { callback() }
+        for transfer in effects.start { transfer.start() }
+        if let (delay, token) = effects.retry {
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+                self?.retryTimerFired(token: token)
+            }
+        }
+    }
+
+    // MARK: Transitions
+
+    /// Starts a transfer for `request` (its `end` is set here, by transport).
+    func startTransfer(_ request: HTTPRangeRequest, redirects: Int, _ s: inout State, _ effects: inout Effects) {
+        let usesURLSession = configuration.transport == .urlSession || request.url.scheme?.lowercased() == "https"
+        // With no room, URLSession could be asked for nothing; the reader's next read resumes.
+        guard let buffer = s.buffer, !usesURLSession || buffer.freeCount > 0 else { return }
+        var request = request
+        request.validator = s.pinned?.identity
+        // URLSession cannot pause, so it is asked for no more than fits.
+        request.end = usesURLSession ? request.first + Int64(buffer.freeCount) : nil
+        if let end = request.end, let length = s.knownLength { request.end = min(end, length) }
+        s.nextTransferID += 1
+        let id = s.nextTransferID
+        let object: any HTTPTransfer = usesURLSession
+            ? URLSessionHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
+                                     idleTimeout: configuration.idleTimeout, sink: self)
+            : SocketHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
+                                 idleTimeout: configuration.idleTimeout, sink: self)
+        s.transfer = ActiveTransfer(id: id, object: object, request: request, usesURLSession: usesURLSession, redirects: redirects)
+        s.lastTransferUsedURLSession = usesURLSession
+        s.statistics.requests += 1
+        effects.start.append(object)
+    }
+
+    /// Starts the transfer for the bytes after the buffered ones, when one is due: none is
+    /// running or waiting to reconnect, nothing failed, the blob is not complete, and there is
+    /// room (for URLSession, half the buffer, so requests are not tiny).
+    func resumeIfNeeded(_ s: inout State, _ effects: inout Effects) {
+        guard s.isOpen, s.transfer == nil, !s.retryPending, s.failure == nil, !s.endOfData,
+              let buffer = s.buffer else { return }
+        let usesURLSession = configuration.transport == .urlSession || url.scheme?.lowercased() == "https"
+        if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
+        let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil, extraFields: configuration.headers)
+        startTransfer(request, redirects: 0, &s, &effects)
+    }
+
+    /// Stops the running transfer, if any, and releases a thread waiting for room.
+    func cancelTransfer(_ s: inout State, _ effects: inout Effects) {
+        guard let transfer = s.transfer else { return }
+        effects.cancel.append(transfer.object)
+        if let semaphore = transfer.spaceWaiter { effects.signal.append(semaphore) }
+        s.transfer = nil
+    }
+
+    /// Calls the waiting reader back.
+    func wakeReader(_ s: inout State, _ effects: inout Effects) {
+        if let waiter = s.waiter { effects.wake.append(waiter) }
+        s.waiter = nil
+    }
+
+    /// Ends reading at the download frontier with `error` (the bytes before it stay readable),
+    /// or fails the pending open.
+    func fail(_ error: BlobStreamError, _ s: inout State, _ effects: inout Effects) {
+        cancelTransfer(&s, &effects)
+        s.failure = error
+        if let completion = s.pendingOpen {
+            effects.open = (completion, .failure(error))
+            s.pendingOpen = nil
+        }
+        wakeReader(&s, &effects)
+    }
+
+    /// Schedules a reconnect at the frontier after a retryable failure, or gives up with it.
+    func retryOrFail(_ failure: HTTPTransferFailure, _ s: inout State, _ effects: inout Effects) {
+        s.consecutiveFailures += 1
+        guard s.consecutiveFailures <= configuration.maxRetries else {
+            fail(error(for: failure, at: s.frontier, attempts: s.consecutiveFailures), &s, &effects)
+            return
+        }
+        s.retryToken += 1
+        s.retryPending = true
+        let delay = configuration.retryDelay * pow(2, Double(s.consecutiveFailures - 1))
+        effects.retry = (min(delay, 30), s.retryToken)
+    }
+
+    func retryTimerFired(token: Int) {
+        transition { s, effects in
+            guard s.retryPending, s.retryToken == token else { return }
+            s.retryPending = false
+            let before = s.statistics.requests
+            resumeIfNeeded(&s, &effects)
+            if s.statistics.requests > before { s.statistics.reconnects += 1 }
+        }
+    }
+
+    /// The typed error for a transfer failure at `offset`.
+    func error(for failure: HTTPTransferFailure, at offset: Int64, attempts: Int) -> BlobStreamError {
+        let tries = attempts > 1 ? " (\(attempts) attempts)" : ""
+        switch failure {
+        case .timedOut(let operation, let seconds):
+            return .timedOut(resource: resourceName, operation: "\(operation) at offset \(offset)\(tries)", seconds: seconds)
+        case .connection(let reason):
+            return .network(url: resourceName, reason: "\(reason), at offset \(offset)\(tries)")
+        case .protocolViolation(let reason):
+            return .sourceFailed(resource: resourceName, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// How the read-ahead reacts to its transfer: checks each response against the pinned version,
+/// fills the buffer, follows redirects of the socket transport, and reconnects after failures.
+/// Events of any transfer but the current one are refused.
+extension HTTPDataSource: HTTPTransferSink {
+    /// The most redirects followed for one request.
+    static let maxRedirects = 10
+
+    func transfer(_ id: Int, didReceive head: HTTPResponseHead) -> Bool {
+        transition { s, effects in
+            guard var transfer = s.transfer, transfer.id == id else { return false }
+            let interpretation = HTTPRangeResponse.interpret(
+                head, for: transfer.request, pinnedValidator: s.pinned?.identity,
+                pinnedLength: s.pinned?.length, resource: resourceName)
+            let response: HTTPRangeResponse
+            switch interpretation {
+            case .failure(let error):
+                fail(error, &s, &effects)
+                return false
+            case .success(let success):
+                response = success
+            }
+            if s.pinned == nil {
+                s.pinned = BlobSourceDescription(length: response.length, identity: response.validator)
+            }
+            if s.knownLength == nil { s.knownLength = response.length }
+            if let completion = s.pendingOpen, let pinned = s.pinned {
+                effects.open = (completion, .success(pinned))
+                s.pendingOpen = nil
+            }
+            if response.isEndOfBlob {
+                s.transfer = nil
+                s.endOfData = true
+                wakeReader(&s, &effects)
+                return false
+            }
+            transfer.receivedHead = true
+            transfer.skip = response.skip
+            transfer.bodyEnd = response.bodyEnd
+            transfer.ignoresRange = response.ignoresRange
+            s.transfer = transfer
+            return true
+        }
+    }
+
+    func transferSpace(_ id: Int) -> HTTPTransferSpace {
+        state.withLock { s in
+            guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return .stop }
+            if buffer.freeCount > 0 { return .bytes(buffer.freeCount) }
+            let semaphore = transfer.spaceWaiter ?? DispatchSemaphore(value: 0)
+            transfer.spaceWaiter = semaphore
+            s.transfer = transfer
+            return .wait(semaphore)
+        }
+    }
+
+    func transfer(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
+        transition { s, effects in
+            guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return false }
+            s.statistics.bytesReceived += Int64(bytes.count)
+            let skipped = Int(min(transfer.skip, Int64(bytes.count)))
+            transfer.skip -= Int64(skipped)
+            s.transfer = transfer
+            let input = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+            guard !input.isEmpty else { return true }
+            var allowed = Int64(input.count)
+            if let end = transfer.request.end { allowed = min(allowed, end - s.frontier) }
+            if let end = transfer.bodyEnd { allowed = min(allowed, end - s.frontier) }
+            let written = buffer.write(UnsafeRawBufferPointer(rebasing: input.prefix(Int(max(0, allowed)))))
+            if written > 0 {
+                s.consecutiveFailures = 0
+                wakeReader(&s, &effects)
+            }
+            guard written < input.count else { return true }
+            if transfer.usesURLSession && transfer.ignoresRange {
+                fail(.sourceFailed(
+                    resource: resourceName,
+                    reason: "the server ignores Range requests, and URLSession cannot pause a download, so this blob cannot be read in bounded memory over URLSession; use the socket transport (http:) or a server that supports ranges"),
+                     &s, &effects)
+            } else {
+                // The transfer delivered what was asked for; the next one starts when there is room.
+                cancelTransfer(&s, &effects)
+                resumeIfNeeded(&s, &effects)
+            }
+            return false
+        }
+    }
+
+    func transfer(_ id: Int, redirectedTo location: URL, statusCode: Int) {
+        transition { s, effects in
+            guard let transfer = s.transfer, transfer.id == id else { return }
+            s.transfer = nil
+            guard transfer.redirects < Self.maxRedirects else {
+                fail(.network(url: resourceName, reason: "more than \(Self.maxRedirects) redirects, the last to \(location.absoluteString)"), &s, &effects)
+                return
+            }
+            guard ["http", "https"].contains(location.scheme?.lowercased() ?? "") else {
+                fail(.unsupportedURL(url: location.absoluteString, reason: "\(resourceName) redirected (\(statusCode)) to a scheme other than http and https"), &s, &effects)
+                return
+            }
+            startTransfer(transfer.request.redirected(to: location), redirects: transfer.redirects + 1, &s, &effects)
+        }
+    }
+
+    func transfer(_ id: Int, didFinishWith failure: HTTPTransferFailure?) {
+        transition { s, effects in
+            guard let transfer = s.transfer, transfer.id == id else { return }
+            s.transfer = nil
+            if let failure {
+                if failure.isRetryable {
+                    retryOrFail(failure, &s, &effects)
+                } else {
+                    fail(error(for: failure, at: s.frontier, attempts: 1), &s, &effects)
+                }
+                return
+            }
+            guard transfer.receivedHead else {
+                fail(.sourceFailed(resource: resourceName, reason: "the transfer ended without a response"), &s, &effects)
+                return
+            }
+            if transfer.skip > 0 && transfer.bodyEnd == nil {
+                // A whole blob of unknown length that ended before the wanted offset.
+                let length = transfer.request.first - transfer.skip
+                fail(.invalidOffset(offset: transfer.request.first, length: length), &s, &effects)
+                return
+            }
+            if transfer.skip > 0 || (transfer.bodyEnd.map { s.frontier < $0 } ?? false) {
+                let end = transfer.bodyEnd.map { "offset \($0)" } ?? "the end"
+                retryOrFail(.connection(reason: "the body stopped short of \(end)"), &s, &effects)
+                return
+            }
+            if transfer.bodyEnd == nil { s.knownLength = s.frontier }
+            if let length = s.knownLength, s.frontier >= length { s.endOfData = true }
+            wakeReader(&s, &effects)
+            resumeIfNeeded(&s, &effects)
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Synchronization
+
+/// Streams a blob from an HTTP(S) server with `GET` and `Range`, in bounded memory, resuming
+/// after dropped connections, and never mixing two versions of the blob.
+///
+/// ## Reading
+/// The source downloads ahead of the reader into a buffer of
+/// ``Configuration/readAheadLimit`` bytes (4 MiB by default). When the buffer is full the
+/// download pauses, and it resumes once the reader has consumed half, so memory never grows with
+/// the blob. A read answers with buffered bytes at once, or ``BlobSourceReadResult/wouldBlock``
+/// and calls `whenReadable` as soon as bytes arrive, which is what fires `hasBytesAvailable` in
+/// an asynchronous ``BlobInputStream``. A read at an offset outside the buffer (a seek) starts a
+/// new request there.
+///
+/// ## Versions
+/// The first response pins the blob: its length and its validator (a strong `ETag`, else
+/// `Last-Modified`), which is also the description's `identity`. Every later request carries
+/// `If-Range` with it, so a server whose blob changed answers with the whole new blob (`200`),
+/// and the source fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)``; a length
+/// that differs fails the same way. A server that names no version can only be checked by
+/// length. One source reads one version for its whole life; create a new one to read a newer.
+///
+/// ## Servers
+/// A server that ignores `Range` and answers `200` with the whole blob is handled by skipping the
+/// bytes before the wanted offset (they are downloaded again after every reconnect). `416` at
+/// exactly the end of the blob means there is nothing more; any other `416`, and every other
+/// status but `200` and `206` (after redirects), fails with
+/// ``BlobStreamError/httpStatus(url:statusCode:)``. Redirects are followed (the source only
+/// sends `GET`), at most ten; `Authorization`, `Proxy-Authorization` and `Cookie` are dropped
+/// when a redirect leaves their scheme, host and port. Responses must not be content-coded
+/// (`Accept-Encoding: identity` is sent).
+///
+/// ## Failures
+/// A dropped connection, a body shorter than announced, or a timeout
+/// (``Configuration/requestTimeout``, ``Configuration/idleTimeout``) is handled inside the
+/// source: it reconnects at the first byte it does not have, with the pinned validator, after
+/// ``Configuration/retryDelay`` doubling each time, at most ``Configuration/maxRetries`` times in
+/// a row, while reads answer `wouldBlock`; the output stays byte-identical. It does not return
+/// ``BlobSourceReadResult/invalidated`` for this, because a reopen by the stream would drop the
+/// buffered bytes and has no backoff, and because only the source can tell a drop from a
+/// changed blob. When the retries run out, the read at the first missing byte fails with the
+/// last error: ``BlobStreamError/timedOut(resource:operation:seconds:)`` or
+/// ``BlobStreamError/network(url:reason:)``.
+///
+/// ## Transports and which compositions work
+/// With ``Transport/automatic``, `http:` runs over a TCP connection of the source's own, on a
+/// thread of its own: a synchronous ``BlobInputStream`` over it works anywhere, even as the
+/// `httpBodyStream` of a URLSession upload (though on Linux, while such a read waits for the
+/// network, no other URLSession of the process makes progress). `https:` (and everything with
+/// ``Transport/urlSession``) runs through URLSession. On Linux every URLSession of the process
+/// works on one shared serial queue, and URLSession reads an upload's body stream on that queue,
+/// so a synchronous read that waits there for a URLSession download could never finish:
+/// ``reasonWaitingWouldDeadlock()`` detects that wait and the stream fails at once with
+/// ``BlobStreamError/wouldDeadlock(resource:reason:)`` instead of hanging. So, over URLSession:
+/// - reading on your own thread or queue (a checksum, a copy): works;
+/// - an asynchronous ``BlobInputStream``: works;
+/// - a synchronous ``BlobInputStream`` as the body of a URLSession upload: fails fast. Upload with
+///   the tus client of `BlobUpload` (which reads each chunk into memory before sending it), or
+///   fill the upload from another thread.
+public final class HTTPDataSource: BlobDataSource {
+    /// The blob's URL, `http:` or `https:`.
+    public let url: URL
+    /// The settings given at creation.
+    public let configuration: Configuration
+
+    let state = Mutex(State())
+    /// Why this source can never open (a bad URL or header), found at creation.
+    private let setupProblem: BlobStreamError?
+
+    /// Creates a source for `url`. Nothing is sent until the stream opens it.
+    /// - Parameters:
+    ///   - url: An `http:` or `https:` URL with a host. Anything else fails the open with
+    ///     ``BlobStreamError/unsupportedURL(url:reason:)``.
+    ///   - configuration: Headers, buffer size, timeouts, retries and transport.
+    public init(url: URL, configuration: Configuration = Configuration()) {
+        self.url = url
+        var configuration = configuration
+        configuration.readAheadLimit = max(16 * 1024, configuration.readAheadLimit)
+        configuration.maxRetries = max(0, configuration.maxRetries)
+        self.configuration = configuration
+        setupProblem = Self.problem(with: url, headers: configuration.headers)
+    }
+
+    deinit {
+        close()
+    }
+
+    static func problem(with url: URL, headers: [String: String]) -> BlobStreamError? {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return .unsupportedURL(url: url.absoluteString, reason: "HTTPDataSource reads only http and https URLs")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            return .unsupportedURL(url: url.absoluteString, reason: "the URL has no host")
+        }
+        if let problem = HTTPRangeRequest.problem(in: headers) {
+            return .sourceFailed(resource: url.absoluteString, reason: problem)
+        }
+        return nil
+    }
+
+    /// The URL.
+    public var resourceName: String { url.absoluteString }
+
+    /// What the source has done so far.
+    public var statistics: Statistics {
+        state.withLock { s in
+            var statistics = s.statistics
+            statistics.bufferedBytes = s.buffer?.count ?? 0
+            return statistics
+        }
+    }
+
+    /// Sends the first request (from the offset the reader was at, 0 at first) and completes
+    /// with the blob's length and version once the response head has arrived and matches the
+    /// pinned version, or with why it cannot be read.
+    public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        let immediate: Result<BlobSourceDescription, BlobStreamError>? = transition { s, effects in
+            closeNow(&s, &effects)
+            if let setupProblem { return .failure(setupProblem) }
+            s.isOpen = true
+            s.buffer = ReadAheadBuffer(capacity: configuration.readAheadLimit)
+            s.failure = nil
+            s.endOfData = false
+            s.consecutiveFailures = 0
+            if let pinned = s.pinned, let length = s.knownLength, s.bufferStart >= length {
+                s.endOfData = true
+                return .success(pinned)
+            }
+            s.pendingOpen = completion
+            resumeIfNeeded(&s, &effects)
+            return nil
+        }
+        if let immediate { completion(immediate) }
+    }
+
+    /// Copies buffered bytes at `offset`, or answers `wouldBlock` until they arrive; see the
+    /// type's documentation.
+    public func read(
+        into buffer: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        transition { s, effects in
+            guard s.isOpen, let ring = s.buffer else { return .failed(.notOpen) }
+            if let length = s.knownLength {
+                if offset > length { return .failed(.invalidOffset(offset: offset, length: length)) }
+                if offset == length { return .end }
+            }
+            if offset >= s.bufferStart && offset < s.frontier {
+                ring.discard(Int(offset - s.bufferStart))
+                let count = ring.read(into: buffer)
+                s.bufferStart = offset + Int64(count)
+                releaseWriterIfRoom(&s, &effects)
+                resumeIfNeeded(&s, &effects)
+                return .read(count)
+            }
+            if offset == s.frontier {
+                if s.endOfData { return .end }
+                if let failure = s.failure { return .failed(failure) }
+            } else {
+                // A seek: what is buffered is not what the reader wants.
+                cancelTransfer(&s, &effects)
+                ring.removeAll()
+                s.bufferStart = offset
+                s.failure = nil
+                s.endOfData = false
+                s.retryToken += 1
+                s.retryPending = false
+                s.consecutiveFailures = 0
+            }
+            resumeIfNeeded(&s, &effects)
+            if let previous = s.waiter { effects.wake.append(previous) }
+            s.waiter = whenReadable
+            return .wouldBlock
+        }
+    }
+
+    /// Lets a transfer waiting for room go on once half the buffer is free.
+    private func releaseWriterIfRoom(_ s: inout State, _ effects: inout Effects) {
+        guard var transfer = s.transfer, let semaphore = transfer.spaceWaiter, let buffer = s.buffer,
+              buffer.freeCount >= buffer.capacity / 2 else { return }
+        transfer.spaceWaiter = nil
+        s.transfer = transfer
+        effects.signal.append(semaphore)
+    }
+
+    /// Stops the download and frees the buffer. The pinned version and the reader's offset are
+    /// kept for a later open. An open still in progress completes with
+    /// ``BlobStreamError/closed``.
+    public func close() {
+        transition { s, effects in closeNow(&s, &effects) }
+    }
+
+    private func closeNow(_ s: inout State, _ effects: inout Effects) {
+        cancelTransfer(&s, &effects)
+        if let completion = s.pendingOpen { effects.open = (completion, .failure(.closed)) }
+        s.pendingOpen = nil
+        s.isOpen = false
+        s.buffer = nil
+        s.waiter = nil
+        s.retryToken += 1
+        s.retryPending = false
+    }
+
+    /// Why a synchronous stream must not wait for this source here: the wait is on one of
+    /// URLSession's queues (see the type's documentation) while this source's requests go
+    /// through URLSession. `nil` when waiting is safe, as it always is for the socket transport.
+    public func reasonWaitingWouldDeadlock() -> String? {
+        let usesURLSession = configuration.transport == .urlSession || url.scheme?.lowercased() == "https"
+            || state.withLock { $0.lastTransferUsedURLSession }
+        guard usesURLSession, let queue = URLSessionWorkQueue.current() else { return nil }
+        return "a synchronous read is waiting on URLSession's queue \"\(queue)\" (for example as the httpBodyStream of a URLSession upload), and this source's download needs that same queue; read on another thread, use an asynchronous stream, or upload with the tus client, which reads each chunk into memory first"
+    }
+}

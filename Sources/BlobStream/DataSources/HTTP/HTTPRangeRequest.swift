@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One `GET` of a byte range of a blob: where, which bytes, which version, and the caller's
+/// extra header fields. Both transports turn it into their own request.
+struct HTTPRangeRequest: Sendable {
+    /// Header fields the data source sets itself; a caller's fields of these names are ignored.
+    static let reservedFields: Set<String> = ["range", "if-range", "accept-encoding", "host", "connection"]
+    /// Fields that carry credentials: never sent to an origin other than the one they were
+    /// meant for (after a redirect to another scheme, host or port).
+    static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    /// The URL to ask (after redirects, the URL redirected to).
+    var url: URL
+    /// The first byte wanted.
+    var first: Int64
+    /// One past the last byte wanted, or `nil` for "to the end of the blob".
+    var end: Int64?
+    /// The pinned version for `If-Range`, or `nil` before the first response.
+    var validator: String?
+    /// The caller's header fields, minus the reserved ones.
+    var extraFields: [(String, String)]
+
+    init(url: URL, first: Int64, end: Int64?, validator: String?, extraFields: [String: String]) {
+        self.url = url
+        self.first = first
+        self.end = end
+        self.validator = validator
+        self.extraFields = extraFields
+            .filter { !Self.reservedFields.contains($0.key.lowercased()) }
+            .sorted { $0.key < $1.key }
+    }
+
+    /// The `Range` header value.
+    var rangeValue: String {
+        end.map { "bytes=\(first)-\($0 - 1)" } ?? "bytes=\(first)-"
+    }
+
+    /// Every header field of the request, except `Host` and `Connection`.
+    var headerFields: [(String, String)] {
+        var fields = [("Range", rangeValue), ("Accept-Encoding", "identity")]
+        if let validator { fields.append(("If-Range", validator)) }
+        return fields + extraFields
+    }
+
+    /// The same request sent to `location` after a redirect. Credentials are dropped when the
+    /// redirect leaves the origin (scheme, host and port) they were given for.
+    func redirected(to location: URL) -> HTTPRangeRequest {
+        var next = self
+        next.url = location
+        if !Self.sameOrigin(url, location) {
+            next.extraFields.removeAll { Self.credentialFields.contains($0.0.lowercased()) }
+        }
+        return next
+    }
+
+    /// Whether `a` and `b` have the same scheme, host and (effective) port.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased()
+            && a.host?.lowercased() == b.host?.lowercased()
+            && effectivePort(a) == effectivePort(b)
+    }
+
+    /// The port of `url`, or its scheme's default.
+    static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+
+    /// Why `fields` cannot be sent (a name that is not a token, a value with a line break), or
+    /// `nil` when they can.
+    static func problem(in fields: [String: String]) -> String? {
+        let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        for (name, value) in fields {
+            if name.isEmpty || name.unicodeScalars.contains(where: { !token.contains($0) }) {
+                return "the header name \"\(name)\" is not a valid HTTP token"
+            }
+            if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+                return "the value of header \"\(name)\" contains a line break or NUL"
+            }
+        }
+        return nil
+    }
+
+    /// The request for URLSession. `timeout` only backs up the data source's own timers.
+    func urlRequest(timeout: TimeInterval) -> URLRequest {
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        request.httpMethod = "GET"
+        request.httpShouldHandleCookies = false
+        for (name, value) in headerFields { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// The HTTP/1.1 request bytes for the socket transport, asking the server to close the
+    /// connection after the response so the end of the body is never ambiguous.
+    func serialized() -> [UInt8] {
+        var target = url.path.isEmpty ? "/" : url.path
+        if let components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            if let query = components.percentEncodedQuery { target += "?" + query }
+        }
+        var host = url.host ?? ""
+        if host.contains(":") { host = "[\(host)]" }
+        if let port = url.port { host += ":\(port)" }
+        var text = "GET \(target) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: BlobStream\r\nAccept: */*\r\n"
+        for (name, value) in headerFields { text += "\(name): \(value)\r\n" }
+        text += "Connection: close\r\n\r\n"
+        return Array(text.utf8)
+    }
+}

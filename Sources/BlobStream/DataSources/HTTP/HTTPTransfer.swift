@@ -1,0 +1,67 @@
+import Foundation
+
+/// One HTTP range request in flight, on either transport. Created by the read-ahead of an
+/// ``HTTPDataSource``, which receives its events through an ``HTTPTransferSink``.
+protocol HTTPTransfer: AnyObject, Sendable {
+    /// Sends the request. Events follow on the transport's own thread or queue.
+    func start()
+    /// Stops the transfer. No further events matter; any that still arrive are ignored by the
+    /// sink, which compares transfer identifiers.
+    func cancel()
+}
+
+/// Why a transfer ended without its whole body.
+enum HTTPTransferFailure: Error, Sendable, Equatable {
+    /// No progress within a timeout while `operation` (connecting, waiting for the response,
+    /// waiting for body bytes). Retried like a dropped connection.
+    case timedOut(operation: String, seconds: Double)
+    /// The connection could not be made or broke (refused, reset, closed before the announced
+    /// end of the body). Retried.
+    case connection(reason: String)
+    /// The response cannot be used, and asking again will not help (a malformed response, an
+    /// unsupported content coding). Not retried.
+    case protocolViolation(reason: String)
+
+    /// Whether asking again, from where the data stopped, may succeed.
+    var isRetryable: Bool {
+        switch self {
+        case .timedOut, .connection: return true
+        case .protocolViolation: return false
+        }
+    }
+}
+
+/// What a transfer reports to, and asks of, the read-ahead that started it. Every call names the
+/// transfer by the identifier the read-ahead gave it, so events of a transfer it has abandoned
+/// are recognised and refused.
+protocol HTTPTransferSink: AnyObject, Sendable {
+    /// The final response head arrived (redirects already followed or reported). Returns whether
+    /// the transfer should read the body.
+    func transfer(_ id: Int, didReceive head: HTTPResponseHead) -> Bool
+
+    /// How many bytes the transfer may deliver next. Only transports that can leave bytes in the
+    /// kernel ask (the socket transport): this is how the download pauses while the buffer is
+    /// full.
+    func transferSpace(_ id: Int) -> HTTPTransferSpace
+
+    /// Body bytes arrived. Returns whether the transfer should go on.
+    func transfer(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool
+
+    /// The server redirected to `location` (socket transport only; URLSession follows redirects
+    /// itself). The transfer ends here and the sink decides whether to follow.
+    func transfer(_ id: Int, redirectedTo location: URL, statusCode: Int)
+
+    /// The transfer ended: the body is complete (`nil`), or `failure`.
+    func transfer(_ id: Int, didFinishWith failure: HTTPTransferFailure?)
+}
+
+/// The answer to ``HTTPTransferSink/transferSpace(_:)``.
+enum HTTPTransferSpace: Sendable {
+    /// Deliver at most this many bytes (more than zero).
+    case bytes(Int)
+    /// The buffer is full: wait for the semaphore, which the sink signals once there is room or
+    /// the transfer is cancelled, then ask again.
+    case wait(DispatchSemaphore)
+    /// Stop: the transfer was cancelled or replaced.
+    case stop
+}

@@ -1,0 +1,189 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// A range request through URLSession: the transport for `https:` (TLS comes with it), and for
+/// `http:` when ``HTTPDataSource/Transport/urlSession`` is chosen.
+///
+/// URLSession cannot pause a download on Linux (`suspend()` removes the transfer from libcurl;
+/// body chunks are queued to the delegate without bound), so the read-ahead never asks it for
+/// more than fits: each request is a bounded range no larger than the free buffer, and the next
+/// one is sent when the reader has made room. Timeouts are timed here, to the millisecond, rather
+/// than by URLSession, whose Linux timer counts whole seconds.
+///
+/// Tasks are created, resumed and cancelled on a private queue, never on the caller's thread:
+/// on Linux those calls `sync` onto URLSession's shared work queue, and the caller may be running
+/// on that very queue (a stream read as an upload body), where they would deadlock.
+final class URLSessionHTTPTransfer: HTTPTransfer {
+    private struct Progress {
+        var task: URLSessionDataTask?
+        var lastActivity = DispatchTime.now()
+        var receivedHead = false
+        var finished = false
+    }
+
+    /// Where tasks are created, resumed and cancelled.
+    private static let controlQueue = DispatchQueue(label: "BlobStream.HTTPDataSource.URLSessionControl")
+
+    private let id: Int
+    private let request: HTTPRangeRequest
+    private let requestTimeout: TimeInterval
+    private let idleTimeout: TimeInterval
+    private weak let sink: (any HTTPTransferSink)?
+    private let progress = Mutex(Progress())
+
+    /// - Parameters:
+    ///   - id: How the transfer names itself to `sink`.
+    ///   - request: What to ask.
+    ///   - requestTimeout: The longest wait for the response head.
+    ///   - idleTimeout: The longest wait for more body bytes.
+    ///   - sink: Receives the events; held weakly.
+    init(id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, sink: any HTTPTransferSink) {
+        self.id = id
+        self.request = request
+        self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
+        self.sink = sink
+    }
+
+    func start() {
+        scheduleTimeoutCheck()
+        Self.controlQueue.async { [self] in
+            // URLSession's own timer only backs up the watchdog.
+            let backstop = (max(requestTimeout, idleTimeout) * 2).rounded(.up) + 1
+            let task = URLSessionTransferRouter.session.dataTask(with: request.urlRequest(timeout: backstop))
+            let live = progress.withLock { state in
+                state.task = task
+                state.lastActivity = .now()
+                return !state.finished
+            }
+            guard live else { return }
+            URLSessionTransferRouter.shared.register(self, for: task)
+            task.resume()
+        }
+    }
+
+    func cancel() {
+        if finish() { cancelTask() }
+    }
+
+    private func cancelTask() {
+        Self.controlQueue.async { [self] in
+            progress.withLock { $0.task }?.cancel()
+        }
+    }
+
+    /// Marks the transfer finished; `true` the first time only.
+    private func finish() -> Bool {
+        progress.withLock { state in
+            defer { state.finished = true }
+            return !state.finished
+        }
+    }
+
+    /// Checks the timeouts a quarter of the shorter one from now, and so on until finished.
+    private func scheduleTimeoutCheck() {
+        let tick = min(max(min(requestTimeout, idleTimeout) / 4, 0.01), 1)
+        DispatchQueue.global().asyncAfter(deadline: .now() + tick) { [weak self] in
+            guard let self, !progress.withLock({ $0.finished }) else { return }
+            checkTimeouts()
+            scheduleTimeoutCheck()
+        }
+    }
+
+    private func checkTimeouts() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let expired: HTTPTransferFailure? = progress.withLock { state in
+            guard !state.finished else { return nil }
+            let silent = Double(now - min(now, state.lastActivity.uptimeNanoseconds)) / 1e9
+            if !state.receivedHead && silent >= requestTimeout {
+                return .timedOut(operation: "waiting for the response", seconds: requestTimeout)
+            }
+            if state.receivedHead && silent >= idleTimeout {
+                return .timedOut(operation: "waiting for body bytes", seconds: idleTimeout)
+            }
+            return nil
+        }
+        guard let expired, finish() else { return }
+        cancelTask()
+        sink?.transfer(id, didFinishWith: expired)
+    }
+
+    // MARK: Events from the router
+
+    /// The final response arrived; returns whether to go on.
+    func didReceive(_ response: URLResponse) -> Bool {
+        guard let http = response as? HTTPURLResponse else {
+            fail(.protocolViolation(reason: "the response is not an HTTP response"))
+            return false
+        }
+        let live = progress.withLock { state in
+            state.receivedHead = true
+            state.lastActivity = .now()
+            return !state.finished
+        }
+        guard live, sink?.transfer(id, didReceive: HTTPResponseHead(http)) == true else {
+            cancel()
+            return false
+        }
+        return true
+    }
+
+    /// Body bytes arrived.
+    func didReceive(_ data: Data) {
+        let live = progress.withLock { state in
+            state.lastActivity = .now()
+            return !state.finished
+        }
+        guard live else { return }
+        let keepGoing = data.withUnsafeBytes { sink?.transfer(id, didReceive: $0) == true }
+        if !keepGoing { cancel() }
+    }
+
+    /// The request to follow a redirect with, or `nil` to stop at the redirect: only `http:` and
+    /// `https:`, and credentials only to the origin they were given for.
+    func redirect(to proposed: URLRequest) -> URLRequest? {
+        guard let location = proposed.url, ["http", "https"].contains(location.scheme?.lowercased() ?? "") else {
+            return nil
+        }
+        progress.withLock { $0.lastActivity = .now() }
+        return request.redirected(to: location).urlRequest(timeout: proposed.timeoutInterval)
+    }
+
+    /// The task ended.
+    func didComplete(error: (any Error)?) {
+        guard finish() else { return }
+        guard let error else {
+            sink?.transfer(id, didFinishWith: nil)
+            return
+        }
+        sink?.transfer(id, didFinishWith: Self.failure(for: error, timeout: max(requestTimeout, idleTimeout)))
+    }
+
+    private func fail(_ failure: HTTPTransferFailure) {
+        guard finish() else { return }
+        cancelTask()
+        sink?.transfer(id, didFinishWith: failure)
+    }
+
+    /// Retries what may be passing (connections, DNS, timeouts), not what will not (TLS trust,
+    /// malformed URLs and responses).
+    private static func failure(for error: any Error, timeout: TimeInterval) -> HTTPTransferFailure {
+        let reason = error.localizedDescription
+        guard let urlError = error as? URLError else { return .connection(reason: reason) }
+        switch urlError.code {
+        case .timedOut:
+            return .timedOut(operation: "waiting for the server", seconds: timeout)
+        case .badURL, .unsupportedURL, .cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse,
+             .badServerResponse, .httpTooManyRedirects, .userAuthenticationRequired,
+             .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
+             .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
+             .clientCertificateRequired:
+            return .protocolViolation(reason: reason)
+        default:
+            return .connection(reason: reason)
+        }
+    }
+}

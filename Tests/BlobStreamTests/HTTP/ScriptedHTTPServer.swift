@@ -1,0 +1,98 @@
+import BlobTestSupport
+import Foundation
+import Glibc
+
+/// A loopback HTTP/1.1 server that answers each request as a test scripts it and records what
+/// it received: for answers nginx is not configured to give (a 416 in the middle of a blob, a
+/// redirect to another host) and for checking which headers reached which host.
+final class ScriptedHTTPServer: @unchecked Sendable {
+    struct Request: Sendable {
+        var target: String
+        /// Header fields by lowercased name.
+        var fields: [String: String]
+    }
+
+    /// The port it listens on, on 127.0.0.1.
+    let port: Int
+    private let listener: Int32
+    private let lock = NSLock()
+    private var received: [Request] = []
+    private let respond: @Sendable (Request) -> [UInt8]
+
+    /// Starts listening; `respond` returns the raw response bytes for each request.
+    init(respond: @escaping @Sendable (Request) -> [UInt8]) throws {
+        self.respond = respond
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+        }
+        guard listener >= 0, bound == 0, listen(listener, 16) == 0 else {
+            throw TestSupportError("cannot listen on 127.0.0.1: errno \(errno)")
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        self.listener = listener
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Every request received so far.
+    var requests: [Request] { lock.withLock { received } }
+
+    /// Stops accepting connections.
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// A complete response with `body` and the given extra header lines.
+    static func response(status: String, fields: [String: String] = [:], body: [UInt8] = []) -> [UInt8] {
+        var head = "HTTP/1.1 \(status)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        for (name, value) in fields { head += "\(name): \(value)\r\n" }
+        return Array((head + "\r\n").utf8) + body
+    }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            Thread { [self] in serve(connection) }.start()
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !bytes.contains(subsequence: [13, 10, 13, 10]) {
+            let count = recv(connection, &chunk, chunk.count, 0)
+            guard count > 0 else { return }
+            bytes += chunk[0..<count]
+        }
+        let lines = String(decoding: bytes, as: UTF8.self).components(separatedBy: "\r\n")
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let target = lines[0].split(separator: " ").dropFirst().first.map(String.init) ?? ""
+        let request = Request(target: target, fields: fields)
+        lock.withLock { received.append(request) }
+        let answer = respond(request)
+        _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+}
+
+private extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard count >= subsequence.count else { return false }
+        return (0...(count - subsequence.count)).contains { Array(self[$0..<$0 + subsequence.count]) == subsequence }
+    }
+}

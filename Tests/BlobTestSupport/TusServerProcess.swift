@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A private tus server (the same Scripts/tus_server.py that `Scripts/test-servers.sh` runs)
+/// on its own ephemeral port and data directory, for tests that restart or kill the server:
+/// doing that to the shared servers would break every other test using them at the time.
+///
+/// Needs the Python packages that `Scripts/test-servers.sh up` installs. Call ``stop()``
+/// when done (deinit does it too); it also removes the data directory.
+public final class TusServerProcess: Sendable {
+    /// The port on 127.0.0.1, kept across restarts.
+    public let port: UInt16
+    /// Whether the checksum-verifying middleware wraps the app (as on port 18091).
+    public let verifiesChecksums: Bool
+    /// Where uploads are stored: bytes in `<id>`, state in `<id>.info`.
+    public let dataDirectory: String
+    private let process = Mutex<Process?>(nil)
+
+    /// The creation endpoint, `http://127.0.0.1:<port>/files/`.
+    public var filesURL: URL { URL(string: "http://127.0.0.1:\(port)/files/")! }
+
+    /// Starts the server and waits (up to 30 s) until it accepts connections.
+    public init(verifiesChecksums: Bool = false) throws {
+        self.verifiesChecksums = verifiesChecksums
+        dataDirectory = try TempFiles.makeDirectory(prefix: "tus-data")
+        switch LoopbackSocket.listen() {
+        case .success(let probe):
+            // The kernel picked a free port; uvicorn binds it again a moment later.
+            port = probe.port
+            close(probe.fd)
+        case .failure(let error):
+            TempFiles.remove(dataDirectory)
+            throw TestSupportError("no free port on 127.0.0.1 for a tus server: \(error.message)")
+        }
+        do {
+            try launch()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Stops the server gracefully (SIGTERM: in-flight requests get a second to finish) and
+    /// starts it again on the same port with the same uploads.
+    public func restart() throws {
+        terminate(signal: SIGTERM)
+        try launch()
+    }
+
+    /// Kills the server abruptly (SIGKILL, like a crash) and starts it again on the same port
+    /// with the same uploads. Bytes of a PATCH that were never acknowledged are dropped on
+    /// restart, as a crash-safe server would.
+    public func crashAndRestart() throws {
+        terminate(signal: SIGKILL)
+        try launch()
+    }
+
+    /// Stops the server and removes its data directory and log. Calling it again does
+    /// nothing more.
+    public func stop() {
+        terminate(signal: SIGTERM)
+        TempFiles.remove(dataDirectory)
+        TempFiles.remove(dataDirectory + ".log")
+    }
+
+    private func launch() throws {
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Scripts/tus_server.py").path
+        let log = dataDirectory + ".log"
+        guard FileManager.default.createFile(atPath: log, contents: nil) else {
+            throw TestSupportError("cannot create \(log)")
+        }
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        defer { try? output.close() }
+        let started = Process()
+        started.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        started.arguments = ["python3", script, "--port", String(port), "--repair",
+                             "--exit-with", String(ProcessInfo.processInfo.processIdentifier),
+                             "--pid-file", dataDirectory + ".pid", "--data-dir", dataDirectory]
+            + (verifiesChecksums ? ["--checksum"] : [])
+        started.standardInput = FileHandle.nullDevice
+        started.standardOutput = output
+        started.standardError = output
+        try started.run()
+        process.withLock { $0 = started }
+
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if case .success(let fd) = LoopbackSocket.connect(port: port, timeout: 1) {
+                close(fd)
+                return
+            }
+            guard started.isRunning else { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        throw TestSupportError(
+            "the private tus server on port \(port) did not start: \(printed.suffix(2000)) "
+                + "(\(TestServers.instructions))")
+    }
+
+    private func terminate(signal: Int32) {
+        process.withLock { process in
+            guard let running = process else { return }
+            if running.isRunning {
+                kill(running.processIdentifier, signal)
+                running.waitUntilExit()
+            }
+            process = nil
+        }
+        try? FileManager.default.removeItem(atPath: dataDirectory + ".pid")
+    }
+}
