@@ -4,7 +4,7 @@ import Foundation
 ///
 ///     swift run -c release blob-bench [--json] [--size BYTES] [--runs N] [--only GROUP,...]
 ///
-/// Groups: core (file reads), asset (asset-store source), http (HTTP source against curl; starts
+/// Groups: core (file reads), checksums (each algorithm against openssl, md5sum or zlib), asset (asset-store source), http (HTTP source against curl; starts
 /// the loopback servers through Scripts/test-servers.sh). Every scenario prints its MB/s and its ratio to its baseline.
 struct Options {
     var json = false
@@ -13,7 +13,7 @@ struct Options {
     var groups: Set<String> = ["core"]
     var directory = NSTemporaryDirectory() + "blobstream-bench"
 
-    static let allGroups: Set<String> = ["core", "asset", "http"]
+    static let allGroups: Set<String> = ["core", "checksums", "asset", "http"]
 
     init(_ arguments: [String]) throws {
         groups = Self.allGroups
@@ -67,6 +67,11 @@ do {
     }
     if options.groups.contains("core") {
         for result in try CoreScenarios.run(file: file, size: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("checksums") {
+        for result in checksumScenarios(file: file, fileSize: options.size) {
             report(result, json: options.json)
         }
     }

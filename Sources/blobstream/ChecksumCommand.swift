@@ -5,23 +5,25 @@ import Foundation
 enum ChecksumCommand: Command {
     static let words = ["checksum"]
     static let summary = "print the SHA-256 (or another checksum) of files or URLs, like sha256sum"
-    static let valueOptions: Set<String> = ["--algorithm", "-a", "--offset"]
+    static let valueOptions: Set<String> = ["--algorithm", "-a", "--offset", "--asset-library"]
     static let flagOptions: Set<String> = []
 
     static var help: String {
         """
-        usage: blobstream checksum [--algorithm ALGORITHM] [--offset N] <path-or-url>...
+        usage: blobstream checksum [--algorithm ALGORITHM] [--offset N] [--asset-library DIR] <path-or-url>...
 
         Streams each file or URL through BlobInputStream and prints its checksum in the format
         of sha256sum: the lowercase hex digest, two spaces and the name as given. Names with a
         backslash or a newline are escaped as sha256sum escapes them, with a leading '\\'.
 
-        An argument with a URL scheme (file:, http:, ...) is opened through the URL registry,
-        unless a file of that name exists; anything else is a path.
+        An argument with a URL scheme (file:, http:, https:, asset:) is opened through the URL
+        registry, unless a file of that name exists; anything else is a path. 'asset://?id=ID'
+        needs --asset-library.
 
         Options:
           -a, --algorithm ALGORITHM  sha256 (default), sha1, md5, crc32 or crc32c
               --offset N             skip the first N bytes (hash bytes N to the end)
+              --asset-library DIR    the asset library that asset:// URLs name
           -h, --help                 show this help
 
         A progress bar is drawn on standard error when it is a terminal. Errors name the file
@@ -34,6 +36,10 @@ enum ChecksumCommand: Command {
     static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
         let algorithm = try parseAlgorithm(arguments.values["--algorithm"] ?? arguments.values["-a"])
         let offset = try parseOffset(arguments.values["--offset"])
+        try AssetLibraryOption.register(arguments)
+        if arguments.values["--asset-library"] == nil, arguments.positional.contains(where: { $0.lowercased().hasPrefix("asset:") }) {
+            throw .usage("asset:// URLs need --asset-library DIR")
+        }
         guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url>") }
         var status = ExitStatus.success
         for target in arguments.positional {

@@ -4,6 +4,7 @@ import Foundation
 // file, added to this list.
 let commands: [any Command.Type] = [
     ChecksumCommand.self,
+    AssetImportCommand.self,
 ]
 
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

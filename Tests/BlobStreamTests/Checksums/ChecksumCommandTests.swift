@@ -1,18 +1,13 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
 /// The `blobstream checksum` command, run as a process: output byte for byte like the
 /// coreutils tools, errors on standard error with the right exit status.
 @Suite struct ChecksumCommandTests {
-    /// The `blobstream` executable built next to this test bundle.
     static func executable() throws -> URL {
-        let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let url = testExecutable.deletingLastPathComponent().appendingPathComponent("blobstream")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw FixtureError("\(url.path) is missing; build it first with 'swift build --product blobstream' (swift test builds it too)")
-        }
-        return url
+        try ToolProcess.blobstream()
     }
 
     func blobstream(_ arguments: [String]) throws -> ChecksumFixtures.ToolResult {

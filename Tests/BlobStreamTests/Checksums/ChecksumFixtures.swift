@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -48,11 +49,7 @@ enum ChecksumFixtures {
         return url.path
     }
 
-    struct ToolResult {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
+    typealias ToolResult = ToolProcess.Result
 
     /// Runs `executable` (looked up in PATH) with `arguments`, failing with a message naming the
     /// package to install when it is missing.
@@ -64,28 +61,7 @@ enum ChecksumFixtures {
     }
 
     static func runExecutable(_ url: URL, _ arguments: [String]) throws -> ToolResult {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
-        let errorData = ChecksumBox(Data())
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
-            errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return ToolResult(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.value, as: UTF8.self)
-        )
+        try ToolProcess.run(url, arguments)
     }
 
     /// The first hex word a `*sum` tool prints.
