@@ -65,7 +65,10 @@ final class HTTPTransport: Sendable {
     }
 
     deinit {
-        session.finishTasksAndInvalidate()
+        // After every request still waiting on the submit queue: creating a task on an
+        // invalidated session is a fatal error.
+        let session = self.session
+        submitQueue.async { session.finishTasksAndInvalidate() }
     }
 
     /// A configuration without caches, cookies or credential storage, with the 30 s idle
@@ -124,6 +127,7 @@ final class HTTPTransport: Sendable {
             await withCheckedContinuation { continuation in
                 call.wait(with: continuation)
                 submitQueue.async {
+                    guard !call.isFinished else { return }
                     let task = payload.map { session.uploadTask(with: submitted, from: $0) }
                         ?? session.dataTask(with: submitted)
                     guard call.attach(task) else { return }
@@ -174,6 +178,9 @@ final class PendingCall: Sendable {
         }
         if let done { continuation.resume(returning: done) }
     }
+
+    /// Whether the call has its answer (it was cancelled, if no task has run yet).
+    var isFinished: Bool { state.withLock { $0.result != nil } }
 
     /// Records the task; `false` if the call was cancelled before it and the task must not start.
     func attach(_ task: URLSessionTask) -> Bool {
