@@ -61,11 +61,15 @@ final class ChunkReader: @unchecked Sendable {
         try await onQueue { reader throws(BlobUploadError) in try reader.prepare(at: offset) }
     }
 
-    /// A copy of the prepared chunk. A copy, because URLSession copies an upload body only
-    /// when its task is created, on another queue, possibly after a cancelled caller has moved
-    /// on and this buffer is refilled or freed.
-    func chunkData() -> Data {
-        Data(UnsafeRawBufferPointer(rebasing: buffer.prefix(bufferCount)))
+    /// The prepared chunk. A copy when `copying`: URLSession copies an upload body only when
+    /// its task is created, on another queue, possibly after a cancelled caller has moved on
+    /// and this buffer is refilled or freed. Otherwise the bytes are shared with the buffer,
+    /// valid until the next call of this reader — for a transport that is done with a body
+    /// when its call returns.
+    func chunkData(copying: Bool) -> Data {
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer.prefix(bufferCount))
+        guard !copying, let base = bytes.baseAddress else { return Data(bytes) }
+        return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count, deallocator: .none)
     }
 
     /// The `Upload-Checksum` value of the prepared chunk: algorithm name and base64 digest.

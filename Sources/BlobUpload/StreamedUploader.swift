@@ -1,4 +1,5 @@
 import BlobStream
+import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -12,10 +13,11 @@ public struct HTTPUploadResponse: Sendable {
     public var statusCode: Int
     /// The response's header fields, names lowercased.
     public var headers: [String: String]
-    /// The start of the response body (at most 64 KiB).
+    /// The response body.
     public var body: Data
-    /// How many body bytes were sent.
-    public var bytesSent: Int64
+    /// How many body bytes were read from a ``BlobInputStream`` body and sent, or `nil` for
+    /// another kind of stream, which cannot tell.
+    public var bytesSent: Int64?
 }
 
 /// Sends an `InputStream` — a ``BlobInputStream`` in particular — as the body of one HTTP
@@ -29,11 +31,11 @@ public struct HTTPUploadResponse: Sendable {
 ///
 /// ## How the stream is read
 /// URLSession opens the stream itself and reads it, 64 KiB at a time, on one serial queue it
-/// shares with every URLSession in the process. A read that waits for another URLSession
-/// transfer in this process (a stream of an `http(s):` source) can therefore never finish: a
-/// ``BlobInputStream`` of such a source fails at once with
-/// ``BlobStreamError/wouldDeadlock(resource:reason:)`` rather than hanging. Upload remote
-/// blobs with ``TusClient``, which fills each chunk before the request starts.
+/// shares with every URLSession in the process: while a read waits, no URLSession of the
+/// process makes progress. A read that waits for a URLSession download in this process (a
+/// stream of an `https:` source) could therefore never finish: such a ``BlobInputStream``
+/// fails at once with ``BlobStreamError/wouldDeadlock(resource:reason:)`` rather than hanging.
+/// Upload remote blobs with ``TusClient``, which fills each chunk before its request starts.
 ///
 /// ## Redirects
 /// FoundationNetworking would follow a 307/308 by re-sending an *empty* body. Redirects are
@@ -42,6 +44,12 @@ public struct HTTPUploadResponse: Sendable {
 /// Thread-safe; one uploader can run many uploads at once.
 public final class StreamedUploader: Sendable {
     private let transport: HTTPTransport
+
+    /// The least block size of a ``BlobInputStream`` body. libcurl asks for 65,524 bytes at a
+    /// time (64 KiB less its chunk framing); a stream with 64 KiB blocks answers every other
+    /// read with the 12 bytes left in its block, doubling the reads and the chunks on the
+    /// wire. With 1 MiB blocks that short read comes once in 16.
+    static let bodyBlockSize = 1 << 20
 
     /// Creates an uploader with its own URLSession.
     /// - Parameter configuration: The session configuration, or `nil` for an ephemeral one
@@ -52,18 +60,22 @@ public final class StreamedUploader: Sendable {
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.
     ///
-    /// The stream must not be open: URLSession opens it. It is read to its end; when it ends
-    /// with an error, or before `expectedLength`, the upload fails even if the server already
-    /// answered, because the server then has a truncated body.
+    /// The stream must not be open: URLSession opens it. A ``BlobInputStream``'s
+    /// ``BlobInputStream/blockSize`` is raised to at least 1 MiB first, to suit URLSession's
+    /// reads. The stream is read to its end; when it ends
+    /// with an error, or (for a ``BlobInputStream``) before `expectedLength`, the upload fails
+    /// even if the server already answered, because the server then has a truncated body.
     ///
     /// - Parameters:
     ///   - body: The stream to send, not yet opened.
     ///   - url: Where to send it (`http` or `https`).
     ///   - method: The HTTP method, `PUT` by default.
     ///   - headers: Extra request headers (`Content-Type`, authorization).
-    ///   - expectedLength: The body's length, when known. It is reported as the progress total
-    ///     and checked against the bytes sent.
-    ///   - progress: Called on URLSession's delegate queue as body bytes are sent.
+    ///   - expectedLength: The body's length, when known: the progress total, and checked
+    ///     against the bytes a ``BlobInputStream`` body yielded.
+    ///   - progress: Called about ten times a second, on a private queue, with the bytes read
+    ///     from the body so far, and once more at the end. Only a ``BlobInputStream`` body can
+    ///     report them; for other streams it is never called.
     /// - Returns: The 2xx answer.
     /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for any other
     ///   status, ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
@@ -83,54 +95,80 @@ public final class StreamedUploader: Sendable {
         for (name, value) in headers {
             request.setValue(value, forHTTPHeaderField: name)
         }
-        var onBytesSent: (@Sendable (Int64) -> Void)?
-        if let progress {
-            onBytesSent = { sent in progress(UploadProgress(completedBytes: sent, totalBytes: expectedLength)) }
+        if let blob = body as? BlobInputStream, blob.streamStatus == .notOpen, blob.blockSize < Self.bodyBlockSize {
+            blob.blockSize = Self.bodyBlockSize
         }
-        let bodyCheck = BodyCheck(body)
+        let probe = BodyProbe(body)
+        let ticker = progress.flatMap { progress in
+            probe.startReporting { progress(UploadProgress(completedBytes: $0, totalBytes: expectedLength)) }
+        }
+        defer { ticker?.cancel() }
         let reply: HTTPReply
         do {
-            reply = try await transport.send(request, body: .stream(body), onBytesSent: onBytesSent)
+            reply = try await transport.send(request, body: .stream(body))
         } catch .cancelled {
             throw .cancelled
         } catch {
             // A failing body makes URLSession abort the transfer with a vague network error.
-            throw bodyCheck.failure(url: url, bytesSent: nil, expectedLength: nil) ?? error
+            throw probe.failure(url: url, expectedLength: nil) ?? error
         }
         // A failed or short body is the more important news: the status may even be a 201
         // for a truncated file.
-        if let failure = bodyCheck.failure(url: url, bytesSent: reply.bytesSent, expectedLength: expectedLength) {
+        if let failure = probe.failure(url: url, expectedLength: expectedLength) {
             throw failure
         }
         guard reply.isSuccess else { throw reply.statusError() }
+        ticker?.cancel()
+        if let progress, let sent = probe.bytesRead {
+            progress(UploadProgress(completedBytes: sent, totalBytes: expectedLength))
+        }
         return HTTPUploadResponse(
-            url: url, statusCode: reply.statusCode, headers: reply.headers,
-            body: reply.body, bytesSent: reply.bytesSent)
+            url: url, statusCode: reply.statusCode, headers: reply.headers, body: reply.body, bytesSent: probe.bytesRead)
     }
 }
 
-/// Looks at the body stream once URLSession is done with it: FoundationNetworking ends a body
-/// without an error both when the stream reports one and when it merely has no bytes
+/// Watches the body stream: how far URLSession has read it (polled, so reads pay nothing),
+/// and, once URLSession is done, whether it failed or ended early — FoundationNetworking ends
+/// a body without an error both when the stream reports one and when it merely has no bytes
 /// available, so a failed or truncated body would otherwise look like a complete one.
-private final class BodyCheck: @unchecked Sendable {
-    // Read only after the transfer has completed, when URLSession no longer touches it.
+private final class BodyProbe: @unchecked Sendable {
+    // `stream` is looked at only after the transfer completed, when URLSession no longer
+    // touches it; `blob` (the same object) only through members that are thread-safe.
     private let stream: InputStream
+    private let blob: BlobInputStream?
 
     init(_ stream: InputStream) {
         self.stream = stream
+        blob = stream as? BlobInputStream
     }
 
-    func failure(url: URL, bytesSent: Int64?, expectedLength: Int64?) -> BlobUploadError? {
+    /// The bytes read from a ``BlobInputStream`` body so far, or `nil` for another stream.
+    var bytesRead: Int64? { blob?.offset }
+
+    /// Calls `report` every 100 ms with ``bytesRead`` until the returned timer is cancelled;
+    /// `nil` when the stream cannot tell.
+    func startReporting(_ report: @escaping @Sendable (Int64) -> Void) -> DispatchSourceTimer? {
+        guard blob != nil else { return nil }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "BlobUpload.StreamedUploader.progress"))
+        timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
+        timer.setEventHandler { [self] in
+            if let read = bytesRead { report(read) }
+        }
+        timer.resume()
+        return timer
+    }
+
+    func failure(url: URL, expectedLength: Int64?) -> BlobUploadError? {
         if stream.streamStatus == .error {
-            if let blob = stream as? BlobInputStream, let error = blob.blobError {
+            if let error = blob?.blobError {
                 return .source(error)
             }
             let reason = stream.streamError?.localizedDescription ?? "the stream reported an error"
             return .source(.sourceFailed(resource: "body of \(url.absoluteString)", reason: reason))
         }
-        if let expectedLength, let bytesSent, bytesSent != expectedLength {
+        if let expectedLength, let read = bytesRead, read != expectedLength {
             return .source(.unexpectedEnd(
-                resource: "body of \(url.absoluteString)", offset: bytesSent, expectedLength: expectedLength))
+                resource: "body of \(url.absoluteString)", offset: read, expectedLength: expectedLength))
         }
         return nil
     }

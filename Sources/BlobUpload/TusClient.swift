@@ -25,18 +25,38 @@ public final class TusClient: Sendable {
     public let endpoint: URL
     /// Headers sent with every request (authorization), besides those of the options.
     public let headers: [String: String]
-    let transport: HTTPTransport
+    /// How requests travel.
+    public let transport: Transport
+    private let urlSession: HTTPTransport
+    private let socket: SocketHTTPTransport
+
+    /// How a client's requests travel.
+    public enum Transport: Sendable, Hashable {
+        /// `http:` over a TCP connection of the client's own, with each chunk written straight
+        /// from its buffer (a fraction of URLSession's CPU time); `https:` through URLSession.
+        case automatic
+        /// Everything through URLSession.
+        case urlSession
+    }
 
     /// Creates a client for the tus server whose creation URL is `endpoint`.
     /// - Parameters:
     ///   - endpoint: The creation URL, e.g. `http://127.0.0.1:18090/files/`.
     ///   - headers: Headers sent with every request.
+    ///   - transport: How requests travel; ``Transport/automatic`` by default.
     ///   - configuration: The URLSession configuration, or `nil` for an ephemeral one
-    ///     without caches or cookies and the 30 s idle timeout the protocol recommends.
-    public init(endpoint: URL, headers: [String: String] = [:], configuration: URLSessionConfiguration? = nil) {
+    ///     without caches or cookies and the 30 s idle timeout the protocol recommends. Its
+    ///     `timeoutIntervalForRequest` is also the idle timeout of the `http:` connections.
+    public init(
+        endpoint: URL, headers: [String: String] = [:], transport: Transport = .automatic,
+        configuration: URLSessionConfiguration? = nil
+    ) {
         self.endpoint = endpoint
         self.headers = headers
-        transport = HTTPTransport(configuration: configuration ?? HTTPTransport.defaultConfiguration())
+        self.transport = transport
+        let configuration = configuration ?? HTTPTransport.defaultConfiguration()
+        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest)
+        urlSession = HTTPTransport(configuration: configuration)
     }
 
     /// Asks the server what it supports (`OPTIONS` on the endpoint).
@@ -64,7 +84,7 @@ public final class TusClient: Sendable {
         headers["Upload-Length"] = String(length)
         let encoded = try TusMetadata.encode(metadata)
         if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
-        let reply = try await send("POST", endpoint, headers: headers, body: .data(Data()))
+        let reply = try await send("POST", endpoint, headers: headers, body: Data())
         guard reply.statusCode == 201 || reply.isSuccess else { throw reply.statusError() }
         guard let location = reply.header("location"), !location.isEmpty else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
@@ -104,7 +124,7 @@ public final class TusClient: Sendable {
     /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` when it was already gone, other
     ///   statuses, network errors, cancellation.
     public func terminate(_ uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) {
-        let reply = try await send("DELETE", uploadURL, headers: extra, body: .data(Data()))
+        let reply = try await send("DELETE", uploadURL, headers: extra, body: Data())
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
         }
@@ -140,7 +160,7 @@ public final class TusClient: Sendable {
     /// Sends one tus request: `Tus-Resumable` and the client's headers added.
     func send(
         _ method: String, _ url: URL, headers extra: [String: String],
-        body: HTTPBody = .none, tusResumable: Bool = true
+        body: Data? = nil, tusResumable: Bool = true
     ) async throws(BlobUploadError) -> HTTPReply {
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -150,6 +170,19 @@ public final class TusClient: Sendable {
         if tusResumable {
             request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
         }
-        return try await transport.send(request, body: body)
+        if usesSocket(for: url) {
+            return try await socket.send(request, body: body)
+        }
+        return try await urlSession.send(request, body: body.map(HTTPBody.data) ?? .none)
+    }
+
+    private func usesSocket(for url: URL) -> Bool {
+        transport == .automatic && url.scheme?.lowercased() == "http"
+    }
+
+    /// Whether a request to `url` is finished with its body when it returns, so the body may
+    /// share memory that the caller reuses afterwards.
+    func isDoneWithBodies(at url: URL) -> Bool {
+        usesSocket(for: url)
     }
 }

@@ -131,12 +131,12 @@ final class TusUpload {
         if let checksumAlgorithm {
             headers["Upload-Checksum"] = await reader.checksum(checksumAlgorithm)
         }
-        var body = reader.chunkData()
+        var body = reader.chunkData(copying: !client.isDoneWithBodies(at: uploadURL))
         if let hook = options.chunkBodyHook {
             body = await hook(offset, body)
         }
         bytesSent += Int64(body.count)
-        let reply = try await client.send("PATCH", uploadURL, headers: headers, body: .data(body))
+        let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body)
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
         }

@@ -10,7 +10,8 @@ import Testing
 @Suite struct TusFaultTests {
     /// The proxy resets the connection in the middle of PATCH bodies; tuspyserver keeps the
     /// bytes it received, so the server's offset lands inside the chunk that was cut.
-    @Test func connectionsCutMidPatchAreRetriedFromTheServersOffset() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func connectionsCutMidPatchAreRetriedFromTheServersOffset(transport: TusClient.Transport) async throws {
         try TestServers.requireTus()
         let chunk = 512 * 1024
         let size = 4 * chunk + 1000
@@ -21,7 +22,7 @@ import Testing
         // How URLSession spreads requests over connections is its business; every connection
         // that carries a whole PATCH body is cut inside it, up to three times.
         proxy.plan(Array(repeating: .cut(after: chunk + chunk / 2, direction: .request), count: 3))
-        let client = TusClient(endpoint: proxy.url(for: TestServers.tusFilesURL))
+        let client = TusClient(endpoint: proxy.url(for: TestServers.tusFilesURL), transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = chunk
         options.retry.initialDelay = 0.05
@@ -46,13 +47,14 @@ import Testing
 
     /// Another client appends the next chunk behind the uploader's back: its PATCH gets 409
     /// Conflict, it asks HEAD, skips what the server already has and finishes.
-    @Test func aConflictingOffsetIsResolvedWithHead() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func aConflictingOffsetIsResolvedWithHead(transport: TusClient.Transport) async throws {
         try TestServers.requireTus()
         let chunk = 256 * 1024
         let size = 4 * chunk
         let path = try makeRandomFile(size: size, seed: 12)
         defer { TempFiles.remove(path) }
-        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let client = TusClient(endpoint: TestServers.tusFilesURL, transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = chunk
         let created = EventLog<URL>()
@@ -83,13 +85,14 @@ import Testing
 
     /// A chunk corrupted once on its way (after its checksum was computed) is answered 460 by
     /// the checksum-verifying server and sent again, intact.
-    @Test func aChecksumMismatchResendsTheChunk() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func aChecksumMismatchResendsTheChunk(transport: TusClient.Transport) async throws {
         try TestServers.requireChecksumTus()
         let chunk = 256 * 1024
         let size = 3 * chunk + 77
         let path = try makeRandomFile(size: size, seed: 13)
         defer { TempFiles.remove(path) }
-        let client = TusClient(endpoint: TestServers.checksumTusFilesURL)
+        let client = TusClient(endpoint: TestServers.checksumTusFilesURL, transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = chunk
         let corrupted = Mutex(false)

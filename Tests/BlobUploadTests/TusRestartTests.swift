@@ -11,7 +11,8 @@ import Testing
 /// The tus server goes away mid-upload: restarted between chunks, or killed in the middle of
 /// a PATCH. Each test runs its own server (``TusServerProcess``) so the shared ones stay up.
 @Suite struct TusRestartTests {
-    @Test func survivesAServerRestartBetweenChunks() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func survivesAServerRestartBetweenChunks(transport: TusClient.Transport) async throws {
         let server = try TusServerProcess()
         defer { server.stop() }
         let chunk = 512 * 1024
@@ -29,7 +30,7 @@ import Testing
             }
             return body
         }
-        let result = try await TusClient(endpoint: server.filesURL).upload(.file(path: path), options: options)
+        let result = try await TusClient(endpoint: server.filesURL, transport: transport).upload(.file(path: path), options: options)
         #expect(restarted.withLock { $0 })
         #expect(result.length == Int64(size))
         #expect(try tusStoredCopyMatches(result.uploadURL, file: path, dataRoot: server.dataDirectory))
@@ -38,7 +39,8 @@ import Testing
     /// The PATCH body stalls halfway (the proxy stops forwarding it) and the server is killed
     /// meanwhile. The client times out, finds the restarted server by HEAD, and goes on from
     /// the offset the server acknowledged.
-    @Test func survivesAServerKilledMidPatch() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func survivesAServerKilledMidPatch(transport: TusClient.Transport) async throws {
         let server = try TusServerProcess()
         defer { server.stop() }
         let proxy = try FaultProxy(targetPort: server.port)
@@ -57,7 +59,7 @@ import Testing
         defer { killer.cancel() }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 2
-        let client = TusClient(endpoint: proxy.url(for: server.filesURL), configuration: configuration)
+        let client = TusClient(endpoint: proxy.url(for: server.filesURL), transport: transport, configuration: configuration)
         var options = TusUploadOptions()
         options.chunkSize = chunk
         options.retry.initialDelay = 0.2

@@ -5,12 +5,13 @@ import Foundation
 import Testing
 
 @Suite struct TusUploadTests {
-    @Test func uploadsAFileByteIdentical() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func uploadsAFileByteIdentical(transport: TusClient.Transport) async throws {
         try TestServers.requireTus()
         let size = 5 * 1024 * 1024 + 123
         let path = try makeRandomFile(size: size)
         defer { TempFiles.remove(path) }
-        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let client = TusClient(endpoint: TestServers.tusFilesURL, transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = 1024 * 1024
         let log = EventLog<TusUploadEvent>()
@@ -153,11 +154,12 @@ import Testing
         }
     }
 
-    @Test func aGoneUploadStartsOverWhenAsked() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func aGoneUploadStartsOverWhenAsked(transport: TusClient.Transport) async throws {
         try TestServers.requireTus()
         let path = try makeRandomFile(size: 300_000)
         defer { TempFiles.remove(path) }
-        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let client = TusClient(endpoint: TestServers.tusFilesURL, transport: transport)
         let goneURL = try await client.create(length: 300_000, metadata: ["filename": "a", "filetype": "b"])
         try await client.terminate(goneURL)
         var options = TusUploadOptions()
@@ -170,11 +172,12 @@ import Testing
     }
 
     /// The upload is deleted between two chunks: the next PATCH finds it gone.
-    @Test func anUploadDeletedMidwayIsGone() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func anUploadDeletedMidwayIsGone(transport: TusClient.Transport) async throws {
         try TestServers.requireTus()
         let path = try makeRandomFile(size: 1024 * 1024)
         defer { TempFiles.remove(path) }
-        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let client = TusClient(endpoint: TestServers.tusFilesURL, transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = 256 * 1024
         let created = EventLog<URL>()
@@ -209,12 +212,13 @@ import Testing
         }
     }
 
-    @Test func cancellationStopsTheUploadAndLeavesItResumable() async throws {
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func cancellationStopsTheUploadAndLeavesItResumable(transport: TusClient.Transport) async throws {
         try TestServers.requireTus()
         let size = 4 * 1024 * 1024
         let path = try makeRandomFile(size: size, seed: 9)
         defer { TempFiles.remove(path) }
-        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let client = TusClient(endpoint: TestServers.tusFilesURL, transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = 256 * 1024
         let created = EventLog<URL>()

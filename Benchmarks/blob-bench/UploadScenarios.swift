@@ -1,0 +1,325 @@
+import BlobStream
+import BlobUpload
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The upload scenarios, on the loopback servers of `Scripts/test-servers.sh up` (started, and
+/// installed if missing, here), with the file at `file` (`fileSize` bytes), best of two
+/// interleaved rounds:
+///
+/// - `tus-upload-4m`: ``TusClient`` uploading the file in 4 MiB chunks to tuspyserver
+///   (127.0.0.1:18090), against `tuspy (tus baseline)`, the official Python client, same file,
+///   same chunk size, same server. Extras: `cpu_s` (this process's user+system time around the
+///   upload, from `getrusage`), `tuspy_cpu_s` (the tuspy child's, from its rusage, interpreter
+///   start included), `tuspy_upload_cpu_s` (tuspy's own process time around the upload alone),
+///   `cpu_ratio` = `cpu_s / tuspy_upload_cpu_s` (target at most 0.5) and
+///   `peak_rss_growth_mib` (peak resident size above the idle size during the upload, target
+///   under 64 MiB). Throughput target: at least 1.0× (the server is the bottleneck).
+/// - `put-blobinputstream`: ``StreamedUploader`` PUTting a ``BlobInputStream`` of the file to
+///   nginx, against `urlsession-put-inputstream (put baseline)`, URLSession with
+///   `InputStream(fileAtPath:)` (target at least 0.95×). Extras: `curl_mbps` and
+///   `ratio_vs_curl` for `curl -T` (reported, no target: it sends `Content-Length`, URLSession
+///   on Linux sends chunked), `peak_rss_growth_mib`.
+///
+/// tuspy is installed with pip when missing. A scenario whose setup or any run fails prints why
+/// on standard error and scores 0 MB/s.
+func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
+    do {
+        try UploadBenchmarkServers.start()
+    } catch {
+        UploadBenchmarkServers.complain("upload scenarios: \(error)")
+        return [
+            ScenarioResult(scenario: "tus-upload-4m", mbps: 0, baseline: "tuspy (tus baseline)", ratio: 0),
+            ScenarioResult(scenario: "put-blobinputstream", mbps: 0, baseline: "urlsession-put-inputstream (put baseline)", ratio: 0),
+        ]
+    }
+    return tusScenarios(file: file, fileSize: fileSize) + putScenarios(file: file, fileSize: fileSize)
+}
+
+private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
+private let chunkSize = 4 * 1024 * 1024
+private let rounds = 2
+
+private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
+    let baseline = "tuspy (tus baseline)"
+    var ours = Best(), theirs = Best()
+    var ourCPU = Double.infinity, tuspyCPU = Double.infinity, tuspyUploadCPU = Double.infinity
+    var peakGrowth = 0
+    do {
+        try Tuspy.install()
+    } catch {
+        UploadBenchmarkServers.complain("tus scenario: \(error)")
+        theirs.fail()
+    }
+    for _ in 0..<rounds {
+        switch ourTusUpload(file: file, fileSize: fileSize) {
+        case .success(let run):
+            ours.add(Double(fileSize) / 1e6 / run.seconds)
+            ourCPU = min(ourCPU, run.cpuSeconds)
+            peakGrowth = max(peakGrowth, run.peakGrowth)
+        case .failure(let error):
+            UploadBenchmarkServers.complain("tus scenario (BlobUpload): \(error)")
+            ours.fail()
+        }
+        guard !theirs.failed else { continue }
+        switch Tuspy.upload(file: file) {
+        case .success(let run):
+            theirs.add(Double(fileSize) / 1e6 / run.seconds)
+            tuspyCPU = min(tuspyCPU, run.childCPUSeconds)
+            tuspyUploadCPU = min(tuspyUploadCPU, run.uploadCPUSeconds)
+        case .failure(let error):
+            UploadBenchmarkServers.complain("tus scenario (tuspy): \(error)")
+            theirs.fail()
+        }
+    }
+    return [
+        ScenarioResult(
+            scenario: baseline, mbps: theirs.mbps, baseline: baseline, ratio: 1,
+            extras: ["cpu_s": tuspyCPU.isFinite ? tuspyCPU : 0, "upload_cpu_s": tuspyUploadCPU.isFinite ? tuspyUploadCPU : 0]),
+        ScenarioResult(
+            scenario: "tus-upload-4m", mbps: ours.mbps, baseline: baseline,
+            ratio: theirs.mbps > 0 ? ours.mbps / theirs.mbps : 0,
+            extras: [
+                "cpu_s": ourCPU.isFinite ? ourCPU : 0,
+                "tuspy_cpu_s": tuspyCPU.isFinite ? tuspyCPU : 0,
+                "tuspy_upload_cpu_s": tuspyUploadCPU.isFinite ? tuspyUploadCPU : 0,
+                "cpu_ratio": ourCPU.isFinite && tuspyUploadCPU.isFinite && tuspyUploadCPU > 0 ? ourCPU / tuspyUploadCPU : 0,
+                "peak_rss_growth_mib": Double(peakGrowth) / Double(1 << 20),
+            ]),
+    ]
+}
+
+private struct ProcessRun {
+    var seconds: Double
+    var cpuSeconds: Double
+    var peakGrowth: Int
+}
+
+private func ourTusUpload(file: String, fileSize: Int) -> Result<ProcessRun, BlobUploadError> {
+    let client = TusClient(endpoint: tusEndpoint)
+    var chosen = TusUploadOptions()
+    chosen.chunkSize = chunkSize
+    let options = chosen
+    UploadBenchmarkServers.resetPeakResidentSize()
+    let idle = residentBytes()
+    let cpuBefore = cpuSeconds(RUSAGE_SELF)
+    let start = DispatchTime.now().uptimeNanoseconds
+    let result = runBlocking { () async throws(BlobUploadError) in
+        try await client.upload(.file(path: file), options: options)
+    }
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let cpu = cpuSeconds(RUSAGE_SELF) - cpuBefore
+    let growth = max(0, peakResidentBytes() - idle)
+    return result.flatMap { upload in
+        _ = runBlocking { () async throws(BlobUploadError) in try await client.terminate(upload.uploadURL) }
+        guard upload.length == Int64(fileSize) else {
+            return .failure(.protocolViolation(url: upload.uploadURL.absoluteString, reason: "uploaded \(upload.length) bytes"))
+        }
+        return .success(ProcessRun(seconds: seconds, cpuSeconds: cpu, peakGrowth: growth))
+    }
+}
+
+private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
+    let baseline = "urlsession-put-inputstream (put baseline)"
+    let target = URL(string: "http://127.0.0.1:18080/upload/blob-bench-\(getpid()).bin")!
+    let stored = "/tmp/blobstream-servers/www/upload/blob-bench-\(getpid()).bin"
+    defer { try? FileManager.default.removeItem(atPath: stored) }
+    var ours = Best(), urlSession = Best(), curl = Best()
+    var peakGrowth = 0
+    for _ in 0..<rounds {
+        UploadBenchmarkServers.resetPeakResidentSize()
+        let idle = residentBytes()
+        let ourRun = timed {
+            runBlocking { () async throws(BlobUploadError) in
+                try await StreamedUploader().upload(
+                    BlobInputStream(fileAtPath: file), to: target, expectedLength: Int64(fileSize))
+            }.map { _ in () }.mapError { $0 as Error }
+        }
+        peakGrowth = max(peakGrowth, max(0, peakResidentBytes() - idle))
+        ours.record(ourRun, bytes: fileSize, stored: stored, label: "put scenario (BlobUpload)")
+        urlSession.record(timed { plainURLSessionPut(file: file, to: target) }, bytes: fileSize, stored: stored,
+                          label: "put scenario (URLSession)")
+        curl.record(timed { Result { _ = try Measurement.seconds(ofCommand: ["curl", "-s", "-f", "-T", file, target.absoluteString]) } },
+                    bytes: fileSize, stored: stored, label: "put scenario (curl -T)")
+    }
+    return [
+        ScenarioResult(scenario: baseline, mbps: urlSession.mbps, baseline: baseline, ratio: 1),
+        ScenarioResult(
+            scenario: "put-blobinputstream", mbps: ours.mbps, baseline: baseline,
+            ratio: urlSession.mbps > 0 ? ours.mbps / urlSession.mbps : 0,
+            extras: [
+                "curl_mbps": curl.mbps,
+                "ratio_vs_curl": curl.mbps > 0 ? ours.mbps / curl.mbps : 0,
+                "peak_rss_growth_mib": Double(peakGrowth) / Double(1 << 20),
+            ]),
+    ]
+}
+
+/// The baseline: what an app writes without this library.
+private func plainURLSessionPut(file: String, to url: URL) -> Result<Void, Error> {
+    guard let stream = InputStream(fileAtPath: file) else { return .failure(BenchmarkError("cannot open \(file)")) }
+    var request = URLRequest(url: url)
+    request.httpMethod = "PUT"
+    request.httpBodyStream = stream
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.finishTasksAndInvalidate() }
+    let outcome = Mutex<Result<Void, Error>>(.failure(BenchmarkError("no answer")))
+    let done = DispatchSemaphore(value: 0)
+    session.dataTask(with: request) { _, response, error in
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        outcome.withLock {
+            $0 = error.map { .failure($0) } ?? ((200..<300).contains(status) ? .success(()) : .failure(BenchmarkError("HTTP \(status)")))
+        }
+        done.signal()
+    }.resume()
+    done.wait()
+    return outcome.withLock { $0 }
+}
+
+/// The best throughput of a scenario's runs; any failed run fails the scenario.
+private struct Best {
+    private(set) var failed = false
+    private var best = 0.0
+    var mbps: Double { failed ? 0 : best }
+    mutating func add(_ mbps: Double) { best = max(best, mbps) }
+    mutating func fail() { failed = true }
+
+    /// Scores one timed PUT, checks that the server stored every byte, and removes the copy.
+    mutating func record(_ run: (Result<Void, Error>, Double), bytes: Int, stored: String, label: String) {
+        defer { try? FileManager.default.removeItem(atPath: stored) }
+        let storedSize = (try? FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int) ?? -1
+        switch run.0 {
+        case .success where storedSize == bytes: add(Double(bytes) / 1e6 / run.1)
+        case .success: UploadBenchmarkServers.complain("\(label): the server stored \(storedSize) bytes of \(bytes)"); fail()
+        case .failure(let error): UploadBenchmarkServers.complain("\(label): \(error)"); fail()
+        }
+    }
+}
+
+private func timed<T>(_ body: () -> T) -> (T, Double) {
+    let start = DispatchTime.now().uptimeNanoseconds
+    let value = body()
+    return (value, max(1e-9, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
+}
+
+/// Runs an `async` upload to completion from the benchmark's synchronous main thread, which is
+/// not one of Swift's cooperative threads, so blocking it starves nothing.
+private func runBlocking<T: Sendable>(
+    _ body: @escaping @Sendable () async throws(BlobUploadError) -> T
+) -> Result<T, BlobUploadError> {
+    let outcome = Mutex<Result<T, BlobUploadError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let result: Result<T, BlobUploadError>
+        do throws(BlobUploadError) {
+            result = .success(try await body())
+        } catch {
+            result = .failure(error)
+        }
+        outcome.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    return outcome.withLock { $0! }
+}
+
+private func cpuSeconds(_ who: __rusage_who) -> Double {
+    var usage = rusage()
+    getrusage(who.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+private func residentBytes() -> Int { Measurement.residentBytes() }
+private func peakResidentBytes() -> Int { Measurement.peakResidentBytes() }
+
+/// The official Python tus client, run as a child process.
+private enum Tuspy {
+    struct Run {
+        var seconds: Double
+        var childCPUSeconds: Double
+        var uploadCPUSeconds: Double
+    }
+
+    static func install() throws {
+        if (try? Measurement.seconds(ofCommand: ["python3", "-c", "import tusclient"])) != nil { return }
+        _ = try Measurement.seconds(ofCommand: ["python3", "-m", "pip", "install", "--quiet", "tuspy"])
+    }
+
+    /// Uploads `file` with tuspy in 4 MiB chunks; the upload is terminated afterwards.
+    static func upload(file: String) -> Result<Run, Error> {
+        let script = """
+            import sys, time
+            from tusclient import client
+            start, cpu = time.perf_counter(), time.process_time()
+            uploader = client.TusClient(sys.argv[1]).uploader(
+                sys.argv[2], chunk_size=int(sys.argv[3]),
+                metadata={"filename": "blob-bench.bin", "filetype": "application/octet-stream"})
+            uploader.upload()
+            print(uploader.url, time.perf_counter() - start, time.process_time() - cpu)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, tusEndpoint.absoluteString, file, String(chunkSize)]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let childCPUBefore = cpuSeconds(RUSAGE_CHILDREN)
+        do {
+            try process.run()
+        } catch {
+            return .failure(error)
+        }
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let childCPU = cpuSeconds(RUSAGE_CHILDREN) - childCPUBefore
+        let fields = printed.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard process.terminationStatus == 0, fields.count == 3, let url = URL(string: fields[0]),
+              let seconds = Double(fields[1]), let uploadCPU = Double(fields[2]) else {
+            return .failure(BenchmarkError("tuspy exited with \(process.terminationStatus), printing \"\(printed)\""))
+        }
+        _ = runBlocking { () async throws(BlobUploadError) in try await TusClient(endpoint: tusEndpoint).terminate(url) }
+        return .success(Run(seconds: seconds, childCPUSeconds: childCPU, uploadCPUSeconds: uploadCPU))
+    }
+}
+
+/// The loopback servers, as these scenarios use them.
+private enum UploadBenchmarkServers {
+    /// Runs `Scripts/test-servers.sh up`, found above this source file or the current directory.
+    static func start() throws {
+        let starts = [URL(fileURLWithPath: #filePath).deletingLastPathComponent(),
+                      URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        var script: String?
+        for start in starts where script == nil {
+            var directory = start
+            while directory.path != "/" && script == nil {
+                let candidate = directory.appendingPathComponent("Scripts/test-servers.sh").path
+                if FileManager.default.fileExists(atPath: candidate) { script = candidate }
+                directory.deleteLastPathComponent()
+            }
+        }
+        guard let script else {
+            throw BenchmarkError("cannot find Scripts/test-servers.sh above \(#filePath) or the current directory")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script, "up"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(script) up exited with \(process.terminationStatus); see its messages above")
+        }
+    }
+
+    /// Makes VmHWM start again from the current resident size (Linux `clear_refs` 5).
+    static func resetPeakResidentSize() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    static func complain(_ message: String) {
+        FileHandle.standardError.write(Data("blob-bench: \(message)\n".utf8))
+    }
+}
