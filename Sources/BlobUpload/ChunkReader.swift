@@ -3,12 +3,13 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Fills one reusable buffer of chunk size with the bytes of an ``UploadSource`` at any
-/// offset — the body of every PATCH. Never a temporary file; memory is one chunk.
+/// Fills reusable buffers of chunk size with the bytes of an ``UploadSource`` at any offset —
+/// the bodies of the PATCH requests. Never a temporary file; memory is two chunks.
 ///
 /// The whole chunk is read *before* its request starts: a stream whose source is itself an
 /// HTTP transfer then never has to be read from URLSession's own queue, where waiting for
-/// that transfer would deadlock.
+/// that transfer would deadlock. While a chunk is being sent, the next one is read into the
+/// second buffer (``prefetchNext()``), so reading the source and sending overlap.
 ///
 /// Blocking stream calls run on a private serial queue, never on the caller's thread, so
 /// `async` callers do not tie up Swift's cooperative pool. The methods are called one at a
@@ -19,26 +20,38 @@ final class ChunkReader: @unchecked Sendable {
     private let queue = DispatchQueue(label: "BlobUpload.ChunkReader")
     private let interrupter = Interrupter()
 
-    // Touched only on `queue`.
-    private let buffer: UnsafeMutableRawBufferPointer
-    /// The offset of `buffer[0]`; the buffer holds `[bufferStart, bufferStart + bufferCount)`.
-    private var bufferStart: Int64 = 0
-    private var bufferCount = 0
+    /// A buffer and the range of the source it holds.
+    private struct Slot {
+        let buffer: UnsafeMutableRawBufferPointer
+        var start: Int64 = 0
+        var count = 0
+        var end: Int64 { start + Int64(count) }
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer.prefix(count)) }
+    }
+
+    // Touched only on `queue`, except `current`, which the caller reads between calls.
+    /// The prepared chunk.
+    private var current: Slot
+    /// The chunk after it, read ahead; it is valid when `prefetched`.
+    private var spare: Slot
+    private var prefetched = false
     private var stream: InputStream?
-    /// The offset of the next byte `stream` yields; always `bufferStart + bufferCount`
-    /// once a chunk is prepared.
+    /// The offset of the next byte `stream` yields: the end of `spare` when `prefetched`,
+    /// else of `current`, once a chunk is prepared.
     private var streamOffset: Int64 = 0
     private var total: Int64?
 
     init(source: UploadSource, chunkSize: Int) {
         self.source = source
         self.chunkSize = max(1, chunkSize)
-        buffer = .allocate(byteCount: self.chunkSize, alignment: 16)
+        current = Slot(buffer: .allocate(byteCount: self.chunkSize, alignment: 16))
+        spare = Slot(buffer: .allocate(byteCount: self.chunkSize, alignment: 16))
     }
 
     deinit {
         stream?.close()
-        buffer.deallocate()
+        current.buffer.deallocate()
+        spare.buffer.deallocate()
     }
 
     /// Opens a stream at `offset` and returns the source's length: the declared one, or the
@@ -53,21 +66,39 @@ final class ChunkReader: @unchecked Sendable {
         }
     }
 
-    /// Makes the buffer hold the chunk that starts at `offset`: up to `chunkSize` bytes, fewer
-    /// only at the end of the source. Bytes already in the buffer are kept (after a partial
-    /// PATCH the server's offset is usually inside the chunk just sent); otherwise the stream
-    /// is re-positioned, reopened if it has to go back.
+    /// Makes the current buffer hold the chunk that starts at `offset`: up to `chunkSize`
+    /// bytes, fewer only at the end of the source. The chunk read ahead is used when the
+    /// offset falls in it (the usual case: the server took the whole previous chunk); bytes
+    /// of the current chunk are kept when it falls there instead (a partial PATCH) and nothing
+    /// was read ahead; otherwise the stream is re-positioned, reopened if it has to go back.
     func prepareChunk(at offset: Int64) async throws(BlobUploadError) {
         try await onQueue { reader throws(BlobUploadError) in try reader.prepare(at: offset) }
+    }
+
+    /// Starts reading the chunk after the prepared one into the second buffer, on the
+    /// reader's queue, and returns at once. A failure is not reported here: the next
+    /// ``prepareChunk(at:)`` reads again and reports it.
+    func prefetchNext() {
+        queue.async { [self] in
+            guard let total, current.end < total, !prefetched, stream != nil, streamOffset == current.end else { return }
+            spare.start = current.end
+            spare.count = 0
+            do throws(BlobUploadError) {
+                try fill(&spare, to: min(current.end + Int64(chunkSize), total))
+                prefetched = true
+            } catch {
+                spare.count = 0
+            }
+        }
     }
 
     /// The prepared chunk. A copy when `copying`: URLSession copies an upload body only when
     /// its task is created, on another queue, possibly after a cancelled caller has moved on
     /// and this buffer is refilled or freed. Otherwise the bytes are shared with the buffer,
-    /// valid until the next call of this reader — for a transport that is done with a body
+    /// valid until the next ``prepareChunk(at:)`` — for a transport that is done with a body
     /// when its call returns.
     func chunkData(copying: Bool) -> Data {
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer.prefix(bufferCount))
+        let bytes = current.bytes
         guard !copying, let base = bytes.baseAddress else { return Data(bytes) }
         return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count, deallocator: .none)
     }
@@ -78,7 +109,7 @@ final class ChunkReader: @unchecked Sendable {
         return await withCheckedContinuation { continuation in
             queue.async {
                 var checksum = algorithm.makeChecksum()
-                checksum.update(UnsafeRawBufferPointer(rebasing: reader.buffer.prefix(reader.bufferCount)))
+                checksum.update(reader.current.bytes)
                 continuation.resume(returning: "\(algorithm.name) \(checksum.finalize().base64)")
             }
         }
@@ -89,8 +120,7 @@ final class ChunkReader: @unchecked Sendable {
         let reader = self
         await withCheckedContinuation { continuation in
             queue.async {
-                reader.stream?.close()
-                reader.stream = nil
+                reader.closeStream()
                 continuation.resume()
             }
         }
@@ -120,31 +150,45 @@ final class ChunkReader: @unchecked Sendable {
 
     private func prepare(at offset: Int64) throws(BlobUploadError) {
         guard let total else { throw .lengthUnknown(source: source.name) }
-        let end = min(offset + Int64(chunkSize), total)
-        let held = bufferStart + Int64(bufferCount)
-        if stream != nil, streamOffset == held, offset >= bufferStart, offset <= held {
-            let keep = Int(held - offset)
-            if offset > bufferStart, keep > 0, let base = buffer.baseAddress {
-                memmove(base, base + Int(offset - bufferStart), keep)
-            }
-            bufferStart = offset
-            bufferCount = keep
+        if prefetched, offset >= spare.start, offset <= spare.end {
+            swap(&current, &spare)
+            prefetched = false
+            keep(from: offset)
+        } else if !prefetched, stream != nil, streamOffset == current.end, offset >= current.start, offset <= current.end {
+            keep(from: offset)
         } else {
             try reposition(to: offset)
         }
-        while bufferStart + Int64(bufferCount) < end {
-            let wanted = Int(end - (bufferStart + Int64(bufferCount)))
-            let slot = UnsafeMutableRawBufferPointer(rebasing: buffer[bufferCount..<(bufferCount + wanted)])
-            bufferCount += try read(into: slot, expectedLength: total)
+        try fill(&current, to: min(offset + Int64(chunkSize), total))
+    }
+
+    /// Drops the bytes of `current` before `offset`, which lies in it.
+    private func keep(from offset: Int64) {
+        let kept = Int(current.end - offset)
+        if offset > current.start, kept > 0, let base = current.buffer.baseAddress {
+            memmove(base, base + Int(offset - current.start), kept)
+        }
+        current.start = offset
+        current.count = kept
+    }
+
+    /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`.
+    private func fill(_ slot: inout Slot, to end: Int64) throws(BlobUploadError) {
+        while slot.end < end {
+            let wanted = Int(end - slot.end)
+            let room = UnsafeMutableRawBufferPointer(rebasing: slot.buffer[slot.count..<(slot.count + wanted)])
+            slot.count += try read(into: room, expectedLength: total)
         }
     }
 
-    /// Leaves `stream` yielding the byte at `offset` next, with an empty buffer there.
+    /// Leaves `stream` yielding the byte at `offset` next, with an empty current buffer there
+    /// and nothing read ahead.
     private func reposition(to offset: Int64) throws(BlobUploadError) {
-        bufferStart = offset
-        bufferCount = 0
-        if let current = stream, streamOffset != offset {
-            if let blob = current as? BlobInputStream, blob.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey) {
+        current.start = offset
+        current.count = 0
+        prefetched = false
+        if let open = stream, streamOffset != offset {
+            if let blob = open as? BlobInputStream, blob.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey) {
                 streamOffset = offset
             } else if streamOffset > offset {
                 closeStream()
@@ -164,10 +208,9 @@ final class ChunkReader: @unchecked Sendable {
         }
         // Skip forward (plain streams cannot seek): read into the buffer and drop.
         while streamOffset < offset {
-            let wanted = Int(min(offset - streamOffset, Int64(buffer.count)))
-            _ = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), expectedLength: total)
+            let wanted = Int(min(offset - streamOffset, Int64(current.buffer.count)))
+            _ = try read(into: UnsafeMutableRawBufferPointer(rebasing: current.buffer[0..<wanted]), expectedLength: total)
         }
-        bufferCount = 0
     }
 
     /// One read into `slot`; returns the count (more than zero) or throws.

@@ -14,8 +14,9 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// Each chunk is read from the source into one reusable buffer before its PATCH starts, and
-/// sent with `Content-Length`: no temporary files, memory about one chunk, and no
+/// Each chunk is read from the source into a reusable buffer before its PATCH starts (the
+/// next one while the current one is sent), and sent with `Content-Length`: no temporary
+/// files, memory about two chunks, and no
 /// deadlock when the source is itself an HTTP download in this process.
 ///
 /// Thread-safe; one client can run many uploads at once. Cancel an upload by cancelling the

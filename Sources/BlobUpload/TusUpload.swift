@@ -136,6 +136,7 @@ final class TusUpload {
             body = await hook(offset, body)
         }
         bytesSent += Int64(body.count)
+        reader.prefetchNext()
         let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body)
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)

@@ -2,8 +2,9 @@ import Foundation
 
 /// How a tus upload behaves: chunking, metadata, checksums and how hard it tries.
 public struct TusUploadOptions: Sendable {
-    /// The body size of each PATCH, and the memory the upload needs: one buffer of this size
-    /// (plus URLSession's copy of the chunk in flight). 4 MiB by default.
+    /// The body size of each PATCH, and the memory the upload needs: two buffers of this size,
+    /// one being sent while the next is read (plus, over URLSession, its copy of the chunk in
+    /// flight). 4 MiB by default.
     public var chunkSize: Int = 4 * 1024 * 1024
     /// The `filename` metadata; defaults to the last path component of the source's name.
     public var filename: String?
