@@ -8,7 +8,9 @@ struct SocketError: Error, Sendable {
     var code: URLError.Code
 
     init(_ operation: String, errno code: Int32) {
-        reason = "\(operation): \(String(cString: strerror(code)))"
+        // A send or receive timeout shows as EAGAIN, whose text ("resource temporarily
+        // unavailable") would mislead.
+        reason = code == EAGAIN ? "\(operation): timed out" : "\(operation): \(String(cString: strerror(code)))"
         switch code {
         case EAGAIN, ETIMEDOUT: self.code = .timedOut
         case ECONNREFUSED: self.code = .cannotConnectToHost

@@ -99,7 +99,7 @@ import Testing
         defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
         let download = HTTPDataSource(
             url: try TestServers.nginxURL(forFileAtPath: path), configuration: .init(transport: .urlSession))
-        let started = Date()
+        // Had it waited, it would end in a timeout, not with this error.
         await #expect {
             _ = try await StreamedUploader().upload(
                 BlobInputStream(dataSource: download), to: TestServers.uploadURL.appendingPathComponent(name))
@@ -107,6 +107,5 @@ import Testing
             guard case .source(.wouldDeadlock)? = error as? BlobUploadError else { return false }
             return true
         }
-        #expect(Date().timeIntervalSince(started) < 10)
     }
 }

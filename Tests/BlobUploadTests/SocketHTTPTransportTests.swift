@@ -1,0 +1,187 @@
+@testable import BlobUpload
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Glibc
+import Synchronization
+import Testing
+
+/// The `http:` transport of the tus client against a scripted server: answer framings the
+/// tus servers in the other tests do not use, and a kept-alive connection the server drops.
+@Suite struct SocketHTTPTransportTests {
+    private func request(_ method: String, _ server: ScriptedHTTPServer) -> URLRequest {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/files/x?q=1")!)
+        request.httpMethod = method
+        request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
+        return request
+    }
+
+    @Test func readsChunkedAndInterimAnswers() async throws {
+        let server = try ScriptedHTTPServer(connections: [[
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\nX-A: 2\r\n\r\n"
+                + "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: t\r\n\r\n",
+            "HTTP/1.1 204 No Content\r\nUpload-Offset: 7\r\n\r\n",
+        ]])
+        let transport = SocketHTTPTransport(timeout: 5)
+        let first = try await transport.send(request("GET", server), body: nil)
+        #expect(first.statusCode == 200)
+        #expect(first.body == Data("hello world".utf8))
+        #expect(first.header("X-A") == "1, 2")
+        // The same connection carries the next request.
+        let second = try await transport.send(request("PATCH", server), body: Data("abc".utf8))
+        #expect(second.header("upload-offset") == "7")
+        #expect(server.requests.count == 2)
+        #expect(server.requests[0].hasPrefix("GET /files/x?q=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"))
+        #expect(server.requests[1].contains("\r\nContent-Length: 3\r\n"))
+        #expect(server.requests[1].hasSuffix("\r\n\r\nabc"))
+        #expect(server.connectionCount == 1)
+    }
+
+    @Test func readsABodyDelimitedByTheEndOfTheConnection() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            ["HTTP/1.0 500 Oops\r\n\r\nserver exploded"],
+            ["HTTP/1.1 204 No Content\r\nContent-Length: 1000\r\n\r\n"],
+        ])
+        let transport = SocketHTTPTransport(timeout: 5)
+        let reply = try await transport.send(request("GET", server), body: nil)
+        #expect(reply.statusCode == 500)
+        #expect(reply.message == "server exploded")
+        // HTTP/1.0 without keep-alive: the next request needs a new connection.
+        let next = try await transport.send(request("HEAD", server), body: nil)
+        #expect(next.statusCode == 204)
+        #expect(server.connectionCount == 2)
+    }
+
+    /// The server closes a kept-alive connection while it is idle: the next request is sent
+    /// again on a new connection, without the caller noticing.
+    @Test func resendsOnceWhenAnIdleConnectionWasClosed() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
+            ["HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain"],
+        ])
+        let transport = SocketHTTPTransport(timeout: 5)
+        #expect(try await transport.send(request("GET", server), body: nil).body == Data("ok".utf8))
+        let reply = try await transport.send(request("GET", server), body: nil)
+        #expect(reply.body == Data("again".utf8))
+        #expect(server.connectionCount == 2)
+    }
+
+    @Test func refusesARedirectOfABody() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            ["HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n"],
+        ])
+        let patch = request("PATCH", server)
+        await #expect(throws: BlobUploadError.redirectRefused(
+            method: "PATCH", url: patch.url!.absoluteString, statusCode: 307,
+            location: "http://127.0.0.1:\(server.port)/elsewhere")) {
+            _ = try await SocketHTTPTransport(timeout: 5).send(patch, body: Data("x".utf8))
+        }
+    }
+
+    @Test func aMalformedAnswerIsANetworkError() async throws {
+        let server = try ScriptedHTTPServer(connections: [["SMTP ready\r\n\r\n"]])
+        await #expect {
+            _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
+        } throws: { error in
+            guard case .network("GET", _, let reason, URLError.Code.badServerResponse.rawValue)? = error as? BlobUploadError else {
+                return false
+            }
+            return reason.contains("malformed status line")
+        }
+    }
+
+    @Test func nothingListeningIsANetworkError() async throws {
+        let server = try ScriptedHTTPServer(connections: [])
+        let url = request("GET", server)
+        server.stop()
+        await #expect {
+            _ = try await SocketHTTPTransport(timeout: 5).send(url, body: nil)
+        } throws: { error in
+            guard case .network(_, _, _, URLError.Code.cannotConnectToHost.rawValue)? = error as? BlobUploadError else {
+                return false
+            }
+            return true
+        }
+    }
+}
+
+/// A one-thread HTTP server on 127.0.0.1 that answers the requests of its n-th connection
+/// with the n-th list of raw answers, in order, then closes that connection.
+final class ScriptedHTTPServer: Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let log = Log()
+
+    private final class Log: Sendable {
+        let state = Mutex<(requests: [String], connections: Int, stopped: Bool)>(([], 0, false))
+    }
+
+    var requests: [String] { log.state.withLock { $0.requests } }
+    var connectionCount: Int { log.state.withLock { $0.connections } }
+
+    init(connections: [[String]]) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && Glibc.listen(fd, 8) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        let log = self.log
+        Thread.detachNewThread {
+            for answers in connections {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                log.state.withLock { $0.connections += 1 }
+                for answer in answers {
+                    guard let request = Self.readRequest(connection) else { break }
+                    log.state.withLock { $0.requests.append(request) }
+                    _ = answer.utf8CString.withUnsafeBufferPointer {
+                        send(connection, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
+                    }
+                }
+                close(connection)
+            }
+        }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Closes the listener, once: a second `close` could hit a descriptor reused meanwhile.
+    func stop() {
+        let open = log.state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return !state.stopped
+        }
+        guard open else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// Reads one request (head and `Content-Length` body); `nil` when the client went away.
+    private static func readRequest(_ fd: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while !bytes.suffix(4).elementsEqual([13, 10, 13, 10]) {
+            guard recv(fd, &byte, 1, 0) == 1 else { return nil }
+            bytes.append(byte)
+        }
+        let head = String(decoding: bytes, as: UTF8.self)
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        for _ in 0..<length {
+            guard recv(fd, &byte, 1, 0) == 1 else { return nil }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
