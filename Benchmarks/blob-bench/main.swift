@@ -5,7 +5,8 @@ import Foundation
 ///     swift run -c release blob-bench [--json] [--size BYTES] [--runs N] [--only GROUP,...]
 ///
 /// Groups: core (file reads), checksums (each algorithm against openssl, md5sum or zlib), asset (asset-store source), http (HTTP source against curl; starts
-/// the loopback servers through Scripts/test-servers.sh). Every scenario prints its MB/s and its ratio to its baseline.
+/// the loopback servers through Scripts/test-servers.sh), upload (tus against tuspy, streamed PUT
+/// against URLSession and curl). Every scenario prints its MB/s and its ratio to its baseline.
 struct Options {
     var json = false
     var size = 1 << 30
@@ -13,7 +14,7 @@ struct Options {
     var groups: Set<String> = ["core"]
     var directory = NSTemporaryDirectory() + "blobstream-bench"
 
-    static let allGroups: Set<String> = ["core", "checksums", "asset", "http"]
+    static let allGroups: Set<String> = ["core", "checksums", "asset", "http", "upload"]
 
     init(_ arguments: [String]) throws {
         groups = Self.allGroups
@@ -77,6 +78,11 @@ do {
     }
     if options.groups.contains("asset") {
         for result in assetScenarios(file: file, fileSize: options.size, runs: options.runs) {
+            report(result, json: options.json)
+        }
+    }
+    if options.groups.contains("upload") {
+        for result in uploadScenarios(file: file, fileSize: options.size) {
             report(result, json: options.json)
         }
     }

@@ -90,23 +90,10 @@ enum ChecksumCommand: Command {
         return try calculator.digest(of: stream) { bar.update($0) }
     }
 
-    /// A URL when the argument starts with a scheme and names no existing file.
+    /// A URL when the argument starts with a scheme and names no existing file; a path otherwise.
     private static func makeStream(for target: String) throws(BlobStreamError) -> BlobInputStream {
-        guard hasScheme(target), !FileManager.default.fileExists(atPath: target) else {
-            return BlobInputStream(fileAtPath: target)
-        }
-        guard let url = URL(string: target) else {
-            throw BlobStreamError.unsupportedURL(url: target, reason: "not a valid URL")
-        }
+        guard let url = try ArgumentURL.url(target) else { return BlobInputStream(fileAtPath: target) }
         return try BlobInputStream.make(url: url)
-    }
-
-    /// `scheme:` as in RFC 3986: a letter, then letters, digits, `+`, `-` or `.`.
-    private static func hasScheme(_ text: String) -> Bool {
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return false }
-        let scheme = text[..<colon]
-        return scheme.first!.isASCII && scheme.first!.isLetter
-            && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
     }
 
     /// `<hex>  <name>` as sha256sum prints it, escaping `\` and newlines in the name.

@@ -18,26 +18,42 @@ final class ProgressBar {
 
     /// Redraws for `progress` if the last redraw is older than 100 ms.
     func update(_ progress: ChecksumProgress) {
+        update(done: progress.bytesDone, total: progress.totalBytes)
+    }
+
+    /// Redraws for `done` of `total` bytes (unknown when `nil`), with the rate and, when the
+    /// total is known, the time left; at most every 100 ms.
+    func update(done: Int64, total: Int64?) {
         let now = DispatchTime.now().uptimeNanoseconds
         guard now - lastDraw >= 100_000_000 else { return }
         lastDraw = now
         drawn = true
         let seconds = max(Double(now - started) / 1e9, 1e-3)
-        let rate = "\(Self.bytes(Double(progress.bytesDone) / seconds))/s"
+        let speed = Double(done) / seconds
+        let rate = "\(Self.bytes(speed))/s"
         let width = Self.terminalWidth()
         var status: String
-        if let total = progress.totalBytes, let fraction = progress.fractionCompleted {
+        if let total, total > 0 {
+            let fraction = min(1, Double(done) / Double(total))
+            let eta = speed > 0 ? "  ETA " + Self.duration(Double(total - done) / speed) : ""
             status = String(format: " %3d%%  %@ / %@  %@", Int(fraction * 100),
-                            Self.bytes(Double(progress.bytesDone)), Self.bytes(Double(total)), rate)
+                            Self.bytes(Double(done)), Self.bytes(Double(total)), rate) + eta
             let barWidth = max(10, min(40, width - status.count - 20))
             let filled = Int(fraction * Double(barWidth))
             status = " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "]" + status
         } else {
-            status = "  \(Self.bytes(Double(progress.bytesDone)))  \(rate)"
+            status = "  \(Self.bytes(Double(done)))  \(rate)"
         }
         let room = max(0, width - status.count - 1)
         let name = label.count <= room ? label : "…" + label.suffix(max(0, room - 1))
         console.standardError("\r" + name + status + "\u{1B}[K")
+    }
+
+    private static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded(.up))
+        return whole >= 3600
+            ? String(format: "%d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
+            : String(format: "%d:%02d", whole / 60, whole % 60)
     }
 
     /// Erases the line, so the terminal shows only the results.

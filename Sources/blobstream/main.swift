@@ -5,6 +5,8 @@ import Foundation
 let commands: [any Command.Type] = [
     ChecksumCommand.self,
     AssetImportCommand.self,
+    UploadCommand.self,
+    PutCommand.self,
 ]
 
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,87 @@
+import BlobStream
+import BlobUpload
+import Foundation
+
+/// `blobstream put`: a streamed HTTP PUT of a file or URL.
+enum PutCommand: Command {
+    static let words = ["put"]
+    static let summary = "send a file or URL as the body of an HTTP PUT, streamed"
+    static let valueOptions: Set<String> = ["--asset-library"]
+    static let flagOptions: Set<String> = []
+
+    static var help: String {
+        """
+        usage: blobstream put <path-or-url> <url>
+
+        Streams <path-or-url> (a file, or a file:, asset: or http(s): URL) as the body of a PUT
+        to <url>, without temp files. On Linux the body is sent with chunked transfer coding. A
+        redirect is refused, since it would re-send the body. Prints the status code and the URL.
+
+        Options:
+              --asset-library DIR  the asset library that asset:// URLs name
+          -h, --help               show this help
+
+        A progress bar is drawn on standard error when it is a terminal. Exit status: 0 for a
+        2xx answer, 1 otherwise (the message says why), 130 when interrupted, 64 for a wrong
+        command line.
+
+        """
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
+        guard arguments.positional.count == 2 else { throw .usage("expected <path-or-url> and <url>") }
+        try AssetLibraryOption.register(arguments)
+        let sourceName = arguments.positional[0]
+        guard let target = URL(string: arguments.positional[1]), target.host != nil else {
+            throw .usage("'\(arguments.positional[1])' is not an http(s) URL")
+        }
+        let stream: BlobInputStream
+        do {
+            if let url = try ArgumentURL.url(sourceName) {
+                stream = try BlobInputStream.make(url: url)
+            } else {
+                stream = BlobInputStream(fileAtPath: sourceName)
+            }
+        } catch {
+            throw .runtime(error.description.contains(sourceName) ? error.description : "\(sourceName): \(error)")
+        }
+        let body = Unchecked(stream)
+        let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
+        let result = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
+            try await StreamedUploader().upload(body.take(), to: target) { progress in
+                bar?.update(done: progress.completedBytes, total: progress.totalBytes)
+            }
+        }
+        bar?.finish()
+        switch result {
+        case .success(let response):
+            console.output("\(response.statusCode) \(target.absoluteString)\n")
+            return ExitStatus.success
+        case .failure(.cancelled):
+            console.error("\(sourceName): PUT interrupted")
+            return 130
+        case .failure(let error):
+            throw .runtime("\(sourceName): \(error)")
+        }
+    }
+}
+
+/// Hands a stream, which Foundation does not mark `Sendable`, to the one task that uploads it.
+private final class Unchecked: @unchecked Sendable {
+    private var stream: InputStream?
+    init(_ stream: InputStream) { self.stream = stream }
+    /// The stream, once.
+    func take() -> sending InputStream {
+        defer { stream = nil }
+        return stream!
+    }
+}
+
+/// A progress bar updated from the uploading task.
+private final class LockedProgressBar: @unchecked Sendable {
+    private let lock = NSLock()
+    private let bar: ProgressBar
+    init(_ bar: ProgressBar) { self.bar = bar }
+    func update(done: Int64, total: Int64?) { lock.withLock { bar.update(done: done, total: total) } }
+    func finish() { lock.withLock { bar.finish() } }
+}

@@ -1,0 +1,104 @@
+import BlobStream
+import BlobTestSupport
+import BlobUpload
+import Foundation
+import Testing
+
+/// `blobstream upload` and `blobstream put`, run as processes against the real servers.
+@Suite(.serialized) struct UploadCommandTests {
+    func blobstream(_ arguments: [String]) throws -> ToolProcess.Result {
+        try ToolProcess.run(ToolProcess.blobstream(), arguments)
+    }
+
+    @Test func uploadPrintsTheURLFirstAndLastAndTheBytesArrive() throws {
+        try TestServers.requireChecksumTus()
+        let path = try makeRandomFile(size: 9_000_001, seed: 21)
+        defer { TempFiles.remove(path) }
+
+        let result = try blobstream(["upload", "--chunk-size", "2000000", path, TestServers.checksumTusFilesURL.absoluteString])
+
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first == lines.last)
+        let uploadURL = try #require(URL(string: lines.last ?? ""))
+        #expect(try tusStoredCopyMatches(uploadURL, file: path))
+    }
+
+    @Test func resumeFromASecondProcessAfterSIGKILL() async throws {
+        try TestServers.requireTus()
+        let size = 200 << 20
+        let path = try makeRandomFile(size: size, seed: 22)
+        defer { TempFiles.remove(path) }
+
+        // The first process: killed with SIGKILL once the upload exists and is under way.
+        let first = Process()
+        first.executableURL = try ToolProcess.blobstream()
+        first.arguments = ["upload", "--chunk-size", "1048576", path, TestServers.tusFilesURL.absoluteString]
+        let output = Pipe()
+        first.standardOutput = output
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let firstLine = try #require(Self.readLine(output.fileHandleForReading), "the upload URL was not printed")
+        let uploadURL = try #require(URL(string: firstLine))
+        try await Task.sleep(for: .milliseconds(150))
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        #expect(first.terminationReason == .uncaughtSignal)
+        let offsetAfterKill = try await TusClient(endpoint: TestServers.tusFilesURL).status(of: uploadURL).offset
+        #expect(offsetAfterKill < Int64(size), "the first process finished before it was killed: nothing left to resume")
+
+        // The second process continues from the server's offset.
+        let second = try blobstream(["upload", "--resume", uploadURL.absoluteString, path, TestServers.tusFilesURL.absoluteString])
+
+        #expect(second.status == 0, "\(second.standardError)")
+        let lines = second.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first == uploadURL.absoluteString)
+        #expect(lines.last == uploadURL.absoluteString)
+        #expect(try tusStoredCopyMatches(uploadURL, file: path))
+    }
+
+    @Test func putSendsTheFileAndRefusesARedirect() throws {
+        try TestServers.requireNginx()
+        let path = try makeRandomFile(size: 5_000_000, seed: 23)
+        defer { TempFiles.remove(path) }
+        let name = "cli-put-\(UUID().uuidString).bin"
+        defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
+        let target = TestServers.uploadURL.appendingPathComponent(name).absoluteString
+
+        let put = try blobstream(["put", path, target])
+        #expect(put.status == 0, "\(put.standardError)")
+        #expect(put.standardOutput == "201 \(target)\n")
+        #expect(try TempFiles.sha256(ofFileAtPath: TestServers.uploadRoot + "/" + name) == TempFiles.sha256(ofFileAtPath: path))
+
+        let redirected = try blobstream(["put", path, TestServers.redirectPutURL.appendingPathComponent(name).absoluteString])
+        #expect(redirected.status == 1)
+        #expect(redirected.standardError.contains("307"))
+    }
+
+    @Test func failuresAreClear() throws {
+        try TestServers.requireTus()
+        let missing = try blobstream(["upload", "/nonexistent/blob", TestServers.tusFilesURL.absoluteString])
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("/nonexistent/blob"))
+
+        let usage = try blobstream(["upload", "/nonexistent/blob"])
+        #expect(usage.status == 64)
+
+        let gone = try blobstream(["upload", "--resume", TestServers.tusFilesURL.absoluteString + "0123456789abcdef0123456789abcdef",
+                                   "/etc/hostname", TestServers.tusFilesURL.absoluteString])
+        #expect(gone.status == 1)
+        #expect(gone.standardError.contains("404") || gone.standardError.contains("gone"))
+    }
+
+    /// One line from `handle`, without its newline, or `nil` at end of file.
+    static func readLine(_ handle: FileHandle) -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let data = handle.readData(ofLength: 1)
+            guard let byte = data.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+}
