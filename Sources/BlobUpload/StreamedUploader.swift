@@ -45,12 +45,6 @@ public struct HTTPUploadResponse: Sendable {
 public final class StreamedUploader: Sendable {
     private let transport: HTTPTransport
 
-    /// The least block size of a ``BlobInputStream`` body. libcurl asks for 65,524 bytes at a
-    /// time (64 KiB less its chunk framing); a stream with 64 KiB blocks answers every other
-    /// read with the 12 bytes left in its block, doubling the reads and the chunks on the
-    /// wire. With 1 MiB blocks that short read comes once in 16.
-    static let bodyBlockSize = 1 << 20
-
     /// Creates an uploader with its own URLSession.
     /// - Parameter configuration: The session configuration, or `nil` for an ephemeral one
     ///   without caches or cookies and a 30 s idle timeout.
@@ -94,9 +88,6 @@ public final class StreamedUploader: Sendable {
         request.httpMethod = method
         for (name, value) in headers {
             request.setValue(value, forHTTPHeaderField: name)
-        }
-        if let blob = body as? BlobInputStream, blob.streamStatus == .notOpen, blob.blockSize < Self.bodyBlockSize {
-            blob.blockSize = Self.bodyBlockSize
         }
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in

@@ -18,7 +18,10 @@ extension BlobInputStream {
             if cache.count > 0 {
                 return consume(cache.take(into: destination))
             }
-            let direct = destination.count >= state.blockSize
+            // A read of at least half a block gains little from the cache and would pay a copy;
+            // it also keeps reads just under the block size (libcurl asks for 65,524 bytes)
+            // from leaving a few-byte remnant that makes every other read short.
+            let direct = destination.count >= max(1, state.blockSize / 2)
             let region = direct ? limited(destination) : cache.fillRegion(limit: state.remaining)
             let readOffset = state.offset
             state.sourceSignalled = false

@@ -54,8 +54,8 @@ public final class BlobInputStream: InputStream {
     public let mode: Mode
 
     /// The least number of bytes the stream asks its source for at once; small reads are served
-    /// from a cache of this size, and synchronous reads of this size or more go straight into
-    /// the caller's buffer. Set it before `open()`; later changes are ignored.
+    /// from a cache of this size, and synchronous reads of half this size or more go straight
+    /// into the caller's buffer, without a copy. Set it before `open()`; later changes are ignored.
     ///
     /// Defaults to the source's ``BlobDataSource/preferredBlockSize`` in synchronous mode, and
     /// to at least ``minimumAsynchronousBlockSize`` in asynchronous mode, where every byte is

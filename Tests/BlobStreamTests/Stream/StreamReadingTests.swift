@@ -76,6 +76,28 @@ import Testing
         #expect(source.readCount == 8)
     }
 
+    @Test func readsJustUnderTheBlockSizeAreNeverShort() {
+        // libcurl reads 65,524 bytes at a time; a 64 KiB cache must not leave 12-byte remnants.
+        let bytes = Self.pattern(10 << 20)
+        let source = ScriptedDataSource(bytes: bytes)
+        let stream = BlobInputStream(dataSource: source)
+        stream.blockSize = 65_536
+        stream.open()
+        var buffer = [UInt8](repeating: 0, count: 65_524)
+        var output: [UInt8] = []
+        var shortReads = 0
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count <= 0 { break }
+            if count < buffer.count && output.count + count < bytes.count { shortReads += 1 }
+            output.append(contentsOf: buffer[0..<count])
+        }
+        #expect(output == bytes)
+        #expect(shortReads == 0)
+        // One source call per read, straight into the buffer; the known length ends the stream.
+        #expect(source.readCount == (bytes.count + 65_523) / 65_524)
+    }
+
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func startOffsetBeforeOpen(mode: BlobInputStream.Mode) throws {
         let bytes = Self.pattern(10_000)
