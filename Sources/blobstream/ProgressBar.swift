@@ -16,14 +16,10 @@ final class ProgressBar {
         self.label = label
     }
 
-    /// Redraws for `progress` if the last redraw is older than 100 ms.
-    func update(_ progress: ChecksumProgress) {
-        update(done: progress.bytesDone, total: progress.totalBytes)
-    }
-
-    /// Redraws for `done` of `total` bytes (unknown when `nil`), with the rate and, when the
-    /// total is known, the time left; at most every 100 ms.
-    func update(done: Int64, total: Int64?) {
+    /// Redraws for `progress`, with the rate and, when the total is known, the time left; at
+    /// most every 100 ms.
+    func update(_ progress: TransferProgress) {
+        let (done, total) = (progress.completedBytes, progress.totalBytes)
         let now = DispatchTime.now().uptimeNanoseconds
         guard now - lastDraw >= 100_000_000 else { return }
         lastDraw = now

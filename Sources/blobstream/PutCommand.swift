@@ -49,7 +49,7 @@ enum PutCommand: Command {
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
         let result = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
             try await StreamedUploader().upload(body.take(), to: target) { progress in
-                bar?.update(done: progress.completedBytes, total: progress.totalBytes)
+                bar?.update(progress)
             }
         }
         bar?.finish()
@@ -82,6 +82,6 @@ private final class LockedProgressBar: @unchecked Sendable {
     private let lock = NSLock()
     private let bar: ProgressBar
     init(_ bar: ProgressBar) { self.bar = bar }
-    func update(done: Int64, total: Int64?) { lock.withLock { bar.update(done: done, total: total) } }
+    func update(_ progress: TransferProgress) { lock.withLock { bar.update(progress) } }
     func finish() { lock.withLock { bar.finish() } }
 }

@@ -104,7 +104,7 @@ private final class UploadReporter: @unchecked Sendable {
                     console.output(uploadURL.absoluteString + "\n")
                 }
             case .progress(let progress):
-                bar?.update(done: progress.completedBytes, total: progress.totalBytes)
+                bar?.update(progress)
             case .retrying(let attempt, let delay, let error):
                 if bar == nil {
                     console.standardError(String(format: "retry %d in %.1f s after: %@\n", attempt, delay, "\(error)"))

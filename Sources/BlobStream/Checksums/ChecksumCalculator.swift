@@ -144,7 +144,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         guard let progress else { return }
         lock.withLock {
             guard phase == .running, !cancelRequested else { return }
-            progress(ChecksumProgress(bytesDone: done, totalBytes: total))
+            progress(ChecksumProgress(completedBytes: done, totalBytes: total))
         }
     }
 

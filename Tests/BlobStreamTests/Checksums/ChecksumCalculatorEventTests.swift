@@ -34,7 +34,7 @@ import Testing
         }
         #expect(done.wait(timeout: .now() + 60) == .success)
         #expect(outcome.value == .success(SHA256.digest(of: Self.blob)))
-        #expect(reports.value.last == ChecksumProgress(bytesDone: Int64(Self.blob.count), totalBytes: Int64(Self.blob.count)))
+        #expect(reports.value.last == ChecksumProgress(completedBytes: Int64(Self.blob.count), totalBytes: Int64(Self.blob.count)))
         #expect(stream.streamStatus == .closed)
         Thread.sleep(forTimeInterval: 0.05)
         #expect(completions.value == 1)
@@ -108,7 +108,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         calculator.start(stream, delivery: .queue(DispatchQueue(label: "cancel-test"))) { progress in
             if !completions.value.isEmpty { progressAfterCompletion.value = true }
-            if progress.bytesDone >= 64 * 1024 { calculator.cancel() }
+            if progress.completedBytes >= 64 * 1024 { calculator.cancel() }
         } completion: { result in
             completions.mutate { $0.append(result) }
             done.signal()

@@ -46,8 +46,8 @@ import Testing
         // several, they only grow, and the last one is the whole.
         #expect(reports.count >= 2)
         #expect(reports.allSatisfy { $0.totalBytes == total })
-        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.bytesDone < $1.bytesDone })
-        #expect(reports.last?.bytesDone == total)
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.completedBytes < $1.completedBytes })
+        #expect(reports.last?.completedBytes == total)
         #expect(reports.last?.fractionCompleted == 1)
         #expect(stream.streamStatus == .closed)
     }
@@ -85,7 +85,7 @@ import Testing
         var lastProgress: Int64 = 0
         #expect(throws: error) {
             try ChecksumCalculator(bufferSize: bufferSize).digest(of: BlobInputStream(dataSource: source)) {
-                lastProgress = $0.bytesDone
+                lastProgress = $0.completedBytes
             }
         }
         #expect(lastProgress <= 1_500_000)
@@ -99,7 +99,7 @@ import Testing
         let calculator = ChecksumCalculator(bufferSize: 1 << 20)
         #expect {
             try calculator.digest(of: stream) { progress in
-                if progress.bytesDone == 1 << 20 { truncate(path, 2 << 20) }
+                if progress.completedBytes == 1 << 20 { truncate(path, 2 << 20) }
             }
         } throws: { error in
             guard case BlobStreamError.unexpectedEnd(resource: path, offset: 2 << 20, expectedLength: 4 << 20) = error else {
