@@ -69,8 +69,10 @@ public final class BlobInputStream: InputStream {
     /// 256 KiB: the smallest default block in asynchronous mode.
     public static let minimumAsynchronousBlockSize = 256 * 1024
 
-    /// How long a synchronous open, or a reopen after invalidation, may wait for the source
-    /// before failing with ``BlobStreamError/timedOut(resource:operation:seconds:)``. 30 s.
+    /// How long a synchronous open, or a synchronous reader's reopen after invalidation, may
+    /// wait for the source before failing with ``BlobStreamError/timedOut(resource:operation:seconds:)``.
+    /// 30 s. An asynchronous stream never waits, so it relies on its source's own time-outs
+    /// (``HTTPDataSource`` has request and idle time-outs) to report a stalled peer.
     public var openTimeout: TimeInterval {
         get { lock.withLock { configuredOpenTimeout } }
         set { lock.withLock { configuredOpenTimeout = newValue } }
@@ -78,7 +80,8 @@ public final class BlobInputStream: InputStream {
 
     /// How long a synchronous read may wait for a source that has no bytes yet before failing
     /// with ``BlobStreamError/timedOut(resource:operation:seconds:)``. 300 s; sources with their
-    /// own timeouts (HTTP) usually report sooner.
+    /// own timeouts (HTTP) usually report sooner. Asynchronous streams do not wait (see
+    /// ``openTimeout``).
     public var readTimeout: TimeInterval {
         get { lock.withLock { configuredReadTimeout } }
         set { lock.withLock { configuredReadTimeout = newValue } }

@@ -60,6 +60,28 @@ import Testing
         #expect(server.requests.allSatisfy { $0.fields["if-range"] == nil || $0.fields["if-range"] == "\"v1\"" })
     }
 
+    @Test func conflictingContentLengthsAreRefusedNotReadUntilClose() async throws {
+        // "Content-Length: 10, 20" must not fall back to reading until the connection closes,
+        // which could pass a truncated body off as the whole blob.
+        let server = try ScriptedHTTPServer { _ in
+            var response = Array("HTTP/1.1 200 OK\r\nContent-Length: 10\r\nContent-Length: 20\r\nConnection: close\r\n\r\n".utf8)
+            response += [UInt8](repeating: 7, count: 10)
+            return response
+        }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        let opened = try await blocking {
+            let source = HTTPDataSource(url: url)
+            defer { source.close() }
+            return try SourceReader(source: source).open()
+        }
+        guard case .failure(.sourceFailed(resource: url.absoluteString, reason: let reason)) = opened else {
+            Issue.record("expected a refusal, got \(opened)")
+            return
+        }
+        #expect(reason.contains("Content-Length"))
+    }
+
     @Test func blobReplacedBeforeASeekFailsWithSourceChanged() async throws {
         let blob = try ServedBlob(size: 1024 * 1024, seed: 3)
         defer { blob.remove() }

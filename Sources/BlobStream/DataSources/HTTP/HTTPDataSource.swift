@@ -29,7 +29,11 @@ import Synchronization
 /// ``BlobStreamError/httpStatus(url:statusCode:)``. Redirects are followed (the source only
 /// sends `GET`), at most ten; `Authorization`, `Proxy-Authorization` and `Cookie` are dropped
 /// when a redirect leaves their scheme, host and port. Responses must not be content-coded
-/// (`Accept-Encoding: identity` is sent).
+/// (`Accept-Encoding: identity` is sent). A response framed by neither `Content-Length` nor
+/// chunked coding ends where the server closes the connection, so a clean close in the middle
+/// of such a body cannot be told from its end; every HTTP/1.1 server that names a length (nginx
+/// always does for files) is safe, and an invalid or conflicting `Content-Length` is refused
+/// rather than read until the close.
 ///
 /// ## Failures
 /// A dropped connection, a body shorter than announced, or a timeout

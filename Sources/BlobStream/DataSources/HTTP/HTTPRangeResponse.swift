@@ -40,6 +40,11 @@ struct HTTPRangeResponse: Equatable {
             if let pinnedLength, let length { return pinnedLength != length }
             return false
         }
+        if head.hasMalformedContentLength {
+            return .failure(.sourceFailed(
+                resource: resource,
+                reason: "the server sent an invalid or conflicting Content-Length (\(head["content-length"] ?? ""))"))
+        }
         switch head.statusCode {
         case 206:
             guard let range = head.contentRange else {

@@ -53,9 +53,20 @@ struct HTTPResponseHead: Sendable, Equatable {
     /// The value of the field `name` (any case).
     subscript(_ name: String) -> String? { fields[name.lowercased()] }
 
-    /// `Content-Length`, when present and valid.
+    /// `Content-Length`, when present and valid. Repeated fields (joined with commas) count only
+    /// when they all agree, as RFC 9110 §8.6 allows.
     var contentLength: Int64? {
-        self["content-length"].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        guard let field = self["content-length"] else { return nil }
+        let values = Set(field.split(separator: ",").map { Int64($0.trimmingCharacters(in: .whitespaces)) })
+        guard values.count == 1, let value = values.first ?? nil, value >= 0 else { return nil }
+        return value
+    }
+
+    /// Whether a `Content-Length` is present but unusable (not a number, or repeated with
+    /// different values). Reading such a body until the connection closes could hide a
+    /// truncation, so the response is refused.
+    var hasMalformedContentLength: Bool {
+        self["content-length"] != nil && contentLength == nil && !isChunked
     }
 
     /// Whether the body is sent in chunked transfer coding.
