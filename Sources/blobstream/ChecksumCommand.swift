@@ -80,7 +80,7 @@ enum ChecksumCommand: Command {
         let stream = try makeStream(for: target)
         if offset > 0 {
             guard stream.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey) else {
-                throw BlobStreamError.invalidOffset(offset: offset, length: nil)
+                throw BlobStreamError.invalidOffset(resource: target, offset: offset, length: nil)
             }
         }
         let calculator = ChecksumCalculator(algorithm: algorithm)

@@ -44,7 +44,7 @@ extension BlobInputStream {
             lock.unlock()
         case .success(let description):
             if let length = description.length, state.offset > length {
-                fail(.invalidOffset(offset: state.offset, length: length))
+                fail(.invalidOffset(resource: dataSource.resourceName, offset: state.offset, length: length))
                 lock.unlock()
                 dataSource.close()
                 return

@@ -27,7 +27,7 @@ import Foundation
 /// `setProperty(NSNumber(value: n), forKey: .fileCurrentOffsetKey)` before `open()` starts at
 /// byte `n` (to resume an upload); after `open()` it seeks. Negative offsets, and offsets past a
 /// known length, are refused with `false`; a start offset past the end fails the open with
-/// ``BlobStreamError/invalidOffset(offset:length:)``.
+/// ``BlobStreamError/invalidOffset(resource:offset:length:)``.
 ///
 /// ## Invalidation
 /// When the source reports that its handle went stale, the stream closes it, opens it again

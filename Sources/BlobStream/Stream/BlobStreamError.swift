@@ -26,8 +26,8 @@ public enum BlobStreamError: Error, Sendable, Hashable {
     case sourceChanged(resource: String, offset: Int64, reason: String)
     /// The source went stale `attempts` times in a row at `offset` without making progress.
     case invalidatedTooOften(resource: String, offset: Int64, attempts: Int)
-    /// `offset` is negative or beyond the blob's `length`.
-    case invalidOffset(offset: Int64, length: Int64?)
+    /// `offset` is negative or beyond the `length` of the blob at `resource`.
+    case invalidOffset(resource: String, offset: Int64, length: Int64?)
     /// The stream was used before `open()` (or before an asynchronous open completed).
     case notOpen
     /// The stream was closed, possibly by another thread while a read was waiting.
@@ -72,9 +72,9 @@ extension BlobStreamError: CustomStringConvertible {
             return "\(resource): changed while being read (at offset \(offset)): \(reason); start again to read the new version"
         case .invalidatedTooOften(let resource, let offset, let attempts):
             return "\(resource): went stale \(attempts) times in a row at offset \(offset); giving up"
-        case .invalidOffset(let offset, let length):
+        case .invalidOffset(let resource, let offset, let length):
             let bound = length.map { " (length is \($0))" } ?? ""
-            return "invalid offset \(offset)\(bound): it must be between 0 and the length"
+            return "\(resource): invalid offset \(offset)\(bound): it must be between 0 and the length"
         case .notOpen:
             return "the stream is not open; call open() and wait for it to complete"
         case .closed:

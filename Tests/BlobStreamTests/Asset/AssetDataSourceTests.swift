@@ -47,7 +47,7 @@ import Testing
         defer { buffer.deallocate() }
         let length = Int64(bytes.count)
         #expect(source.read(into: buffer, at: length, whenReadable: {}) == .end)
-        #expect(source.read(into: buffer, at: length + 1, whenReadable: {}) == .failed(.invalidOffset(offset: length + 1, length: length)))
+        #expect(source.read(into: buffer, at: length + 1, whenReadable: {}) == .failed(.invalidOffset(resource: source.resourceName, offset: length + 1, length: length)))
         #expect(source.read(into: buffer, at: length - 3, whenReadable: {}) == .read(3))
     }
 

@@ -141,7 +141,7 @@ import Testing
         #expect(stream.setProperty(NSNumber(value: 101), forKey: .fileCurrentOffsetKey))
         stream.open()
         #expect(stream.streamStatus == .error)
-        #expect(stream.blobError == .invalidOffset(offset: 101, length: 100))
+        #expect(stream.blobError == .invalidOffset(resource: "memory", offset: 101, length: 100))
     }
 
     @Test func readBeforeOpenAfterCloseAndZeroLength() {

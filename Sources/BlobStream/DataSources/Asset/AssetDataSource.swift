@@ -115,7 +115,7 @@ public final class AssetDataSource: BlobDataSource {
     ) -> BlobSourceReadResult {
         guard let representation = state.withLock({ $0.representation }) else { return .failed(.notOpen) }
         let size = representation.size
-        guard offset >= 0, offset <= size else { return .failed(.invalidOffset(offset: offset, length: size)) }
+        guard offset >= 0, offset <= size else { return .failed(.invalidOffset(resource: resourceName, offset: offset, length: size)) }
         if offset == size { return .end }
         let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(min(Int64(buffer.count), size - offset))))
         representationReads.add(1, ordering: .relaxed)

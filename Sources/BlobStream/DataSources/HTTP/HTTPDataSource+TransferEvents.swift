@@ -122,7 +122,7 @@ extension HTTPDataSource: HTTPTransferSink {
             if transfer.skip > 0 && transfer.bodyEnd == nil {
                 // A whole blob of unknown length that ended before the wanted offset.
                 let length = transfer.request.first - transfer.skip
-                fail(.invalidOffset(offset: transfer.request.first, length: length), &s, &effects)
+                fail(.invalidOffset(resource: url.absoluteString, offset: transfer.request.first, length: length), &s, &effects)
                 return
             }
             if transfer.skip > 0 || (transfer.bodyEnd.map { s.frontier < $0 } ?? false) {

@@ -148,7 +148,7 @@ public final class HTTPDataSource: BlobDataSource {
         transition { s, effects in
             guard s.isOpen, let ring = s.buffer else { return .failed(.notOpen) }
             if let length = s.knownLength {
-                if offset > length { return .failed(.invalidOffset(offset: offset, length: length)) }
+                if offset > length { return .failed(.invalidOffset(resource: resourceName, offset: offset, length: length)) }
                 if offset == length { return .end }
             }
             if offset >= s.bufferStart && offset < s.frontier {

@@ -76,7 +76,7 @@ struct HTTPRangeResponse: Equatable {
                 return changed("the length was \(pinnedLength ?? 0) bytes and is now \(length ?? 0)")
             }
             if let length, request.first > length {
-                return .failure(.invalidOffset(offset: request.first, length: length))
+                return .failure(.invalidOffset(resource: resource, offset: request.first, length: length))
             }
             return .success(HTTPRangeResponse(
                 length: length, validator: head.validator, skip: request.first,
