@@ -65,7 +65,7 @@ private func streamWithPeakGrowth(_ source: HTTPDataSource, expected: Int) -> (s
     let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: readSize)
     defer { buffer.deallocate() }
     let stream = BlobInputStream(dataSource: source)
-    HTTPBenchmarkServer.resetPeakResidentSize()
+    LoopbackServers.resetPeakResidentSize()
     let idle = Measurement.residentBytes()
     let start = DispatchTime.now().uptimeNanoseconds
     stream.open()
@@ -99,7 +99,7 @@ private enum HTTPBenchmarkServer {
 
     /// Starts the test servers and links `file` under nginx's root; returns its URL.
     static func publish(_ file: String) throws -> URL {
-        try startServers()
+        try LoopbackServers.start()
         let name = "blob-bench-\(getpid())-\(URL(fileURLWithPath: file).lastPathComponent)"
         let link = "\(wwwRoot)/\(name)"
         try? FileManager.default.removeItem(atPath: link)
@@ -111,34 +111,4 @@ private enum HTTPBenchmarkServer {
         try? FileManager.default.removeItem(atPath: "\(wwwRoot)/\(url.lastPathComponent)")
     }
 
-    /// Runs `Scripts/test-servers.sh up`, found above this source file or the current directory.
-    private static func startServers() throws {
-        let starts = [URL(fileURLWithPath: #filePath).deletingLastPathComponent(), URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
-        var script: String?
-        for start in starts where script == nil {
-            var directory = start
-            while directory.path != "/" && script == nil {
-                let candidate = directory.appendingPathComponent("Scripts/test-servers.sh").path
-                if FileManager.default.fileExists(atPath: candidate) { script = candidate }
-                directory.deleteLastPathComponent()
-            }
-        }
-        guard let script else {
-            throw BenchmarkError("cannot find Scripts/test-servers.sh above \(#filePath) or the current directory")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "up"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError("\(script) up exited with \(process.terminationStatus); see its messages above")
-        }
-    }
-
-    /// Makes VmHWM start again from the current resident size (Linux `clear_refs` 5), so the peak
-    /// measured is this stream's, not an earlier scenario's.
-    static func resetPeakResidentSize() {
-        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-    }
 }

@@ -29,9 +29,9 @@ import Synchronization
 /// on standard error and scores 0 MB/s.
 func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     do {
-        try UploadBenchmarkServers.start()
+        try LoopbackServers.start()
     } catch {
-        UploadBenchmarkServers.complain("upload scenarios: \(error)")
+        UploadBenchmark.complain("upload scenarios: \(error)")
         return [
             ScenarioResult(scenario: "tus-upload-4m", mbps: 0, baseline: "tuspy (tus baseline)", ratio: 0),
             ScenarioResult(scenario: "put-blobinputstream", mbps: 0, baseline: "urlsession-put-inputstream (put baseline)", ratio: 0),
@@ -52,7 +52,7 @@ private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     do {
         try Tuspy.install()
     } catch {
-        UploadBenchmarkServers.complain("tus scenario: \(error)")
+        UploadBenchmark.complain("tus scenario: \(error)")
         theirs.fail()
     }
     for _ in 0..<rounds {
@@ -62,7 +62,7 @@ private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
             ourCPU = min(ourCPU, run.cpuSeconds)
             peakGrowth = max(peakGrowth, run.peakGrowth)
         case .failure(let error):
-            UploadBenchmarkServers.complain("tus scenario (BlobUpload): \(error)")
+            UploadBenchmark.complain("tus scenario (BlobUpload): \(error)")
             ours.fail()
         }
         guard !theirs.failed else { continue }
@@ -72,7 +72,7 @@ private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
             tuspyCPU = min(tuspyCPU, run.childCPUSeconds)
             tuspyUploadCPU = min(tuspyUploadCPU, run.uploadCPUSeconds)
         case .failure(let error):
-            UploadBenchmarkServers.complain("tus scenario (tuspy): \(error)")
+            UploadBenchmark.complain("tus scenario (tuspy): \(error)")
             theirs.fail()
         }
     }
@@ -106,7 +106,7 @@ private func ourTusUpload(file: String, fileSize: Int) -> Result<ProcessRun, Blo
     var chosen = TusUploadOptions()
     chosen.chunkSize = chunkSize
     let options = chosen
-    UploadBenchmarkServers.resetPeakResidentSize()
+    LoopbackServers.resetPeakResidentSize()
     let idle = residentBytes()
     let cpuBefore = cpuSeconds(RUSAGE_SELF)
     let start = DispatchTime.now().uptimeNanoseconds
@@ -134,7 +134,7 @@ private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     var peakGrowth = 0
     // PUTs end in nginx writing the file, whose timing swings with write-back: more rounds.
     for _ in 0..<(rounds * 2) {
-        UploadBenchmarkServers.resetPeakResidentSize()
+        LoopbackServers.resetPeakResidentSize()
         let idle = residentBytes()
         let ourRun = timed {
             runBlocking { () async throws(BlobUploadError) in
@@ -197,8 +197,8 @@ private struct Best {
         let storedSize = (try? FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int) ?? -1
         switch run.0 {
         case .success where storedSize == bytes: add(Double(bytes) / 1e6 / run.1)
-        case .success: UploadBenchmarkServers.complain("\(label): the server stored \(storedSize) bytes of \(bytes)"); fail()
-        case .failure(let error): UploadBenchmarkServers.complain("\(label): \(error)"); fail()
+        case .success: UploadBenchmark.complain("\(label): the server stored \(storedSize) bytes of \(bytes)"); fail()
+        case .failure(let error): UploadBenchmark.complain("\(label): \(error)"); fail()
         }
     }
 }
@@ -290,39 +290,8 @@ private enum Tuspy {
     }
 }
 
-/// The loopback servers, as these scenarios use them.
-private enum UploadBenchmarkServers {
-    /// Runs `Scripts/test-servers.sh up`, found above this source file or the current directory.
-    static func start() throws {
-        let starts = [URL(fileURLWithPath: #filePath).deletingLastPathComponent(),
-                      URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
-        var script: String?
-        for start in starts where script == nil {
-            var directory = start
-            while directory.path != "/" && script == nil {
-                let candidate = directory.appendingPathComponent("Scripts/test-servers.sh").path
-                if FileManager.default.fileExists(atPath: candidate) { script = candidate }
-                directory.deleteLastPathComponent()
-            }
-        }
-        guard let script else {
-            throw BenchmarkError("cannot find Scripts/test-servers.sh above \(#filePath) or the current directory")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "up"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError("\(script) up exited with \(process.terminationStatus); see its messages above")
-        }
-    }
-
-    /// Makes VmHWM start again from the current resident size (Linux `clear_refs` 5).
-    static func resetPeakResidentSize() {
-        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-    }
-
+/// How the upload scenarios report trouble.
+private enum UploadBenchmark {
     static func complain(_ message: String) {
         FileHandle.standardError.write(Data("blob-bench: \(message)\n".utf8))
     }

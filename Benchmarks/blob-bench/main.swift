@@ -14,7 +14,7 @@ struct Options {
     var groups: Set<String> = ["core"]
     var directory = NSTemporaryDirectory() + "blobstream-bench"
 
-    static let allGroups: Set<String> = ["core", "checksums", "asset", "http", "upload"]
+    static let allGroups: Set<String> = ["core", "checksums", "asset", "upload", "http"]
 
     init(_ arguments: [String]) throws {
         groups = Self.allGroups
@@ -66,28 +66,16 @@ do {
     if !options.json {
         print("blob-bench: \(options.size) bytes in page cache, best of \(options.runs) runs; ratio = MB/s / baseline MB/s")
     }
-    if options.groups.contains("core") {
-        for result in try CoreScenarios.run(file: file, size: options.size, runs: options.runs) {
-            report(result, json: options.json)
-        }
-    }
-    if options.groups.contains("checksums") {
-        for result in checksumScenarios(file: file, fileSize: options.size) {
-            report(result, json: options.json)
-        }
-    }
-    if options.groups.contains("asset") {
-        for result in assetScenarios(file: file, fileSize: options.size, runs: options.runs) {
-            report(result, json: options.json)
-        }
-    }
-    if options.groups.contains("upload") {
-        for result in uploadScenarios(file: file, fileSize: options.size) {
-            report(result, json: options.json)
-        }
-    }
-    if options.groups.contains("http") {
-        for result in httpScenarios(file: file, fileSize: options.size, runs: options.runs) {
+    // Each group, in the order they run; a group measures its own baselines in the same run.
+    let groups: [(name: String, run: () throws -> [ScenarioResult])] = [
+        ("core", { try CoreScenarios.run(file: file, size: options.size, runs: options.runs) }),
+        ("checksums", { checksumScenarios(file: file, fileSize: options.size) }),
+        ("asset", { assetScenarios(file: file, fileSize: options.size, runs: options.runs) }),
+        ("upload", { uploadScenarios(file: file, fileSize: options.size) }),
+        ("http", { httpScenarios(file: file, fileSize: options.size, runs: options.runs) }),
+    ]
+    for group in groups where options.groups.contains(group.name) {
+        for result in try group.run() {
             report(result, json: options.json)
         }
     }

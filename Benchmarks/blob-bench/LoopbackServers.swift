@@ -1,0 +1,38 @@
+import Foundation
+
+/// The loopback servers the HTTP and upload scenarios measure against, started through the
+/// same script the tests use, so `swift run -c release blob-bench` stays one command.
+enum LoopbackServers {
+    /// Runs `Scripts/test-servers.sh up` (it installs nginx and tuspyserver when missing), found
+    /// above this source file or the current directory.
+    static func start() throws {
+        let starts = [URL(fileURLWithPath: #filePath).deletingLastPathComponent(),
+                      URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        var script: String?
+        for start in starts where script == nil {
+            var directory = start
+            while directory.path != "/" && script == nil {
+                let candidate = directory.appendingPathComponent("Scripts/test-servers.sh").path
+                if FileManager.default.fileExists(atPath: candidate) { script = candidate }
+                directory.deleteLastPathComponent()
+            }
+        }
+        guard let script else {
+            throw BenchmarkError("cannot find Scripts/test-servers.sh above \(#filePath) or the current directory")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script, "up"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(script) up exited with \(process.terminationStatus); see its messages above")
+        }
+    }
+
+    /// Makes VmHWM start again from the current resident size (Linux `clear_refs` 5), so a peak
+    /// measured afterwards belongs to the scenario that follows, not an earlier one.
+    static func resetPeakResidentSize() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+}
