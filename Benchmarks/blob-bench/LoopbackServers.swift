@@ -28,6 +28,19 @@ enum LoopbackServers {
         guard process.terminationStatus == 0 else {
             throw BenchmarkError("\(script) up exited with \(process.terminationStatus); see its messages above")
         }
+        try ensureCurl()
+    }
+
+    /// curl is a baseline (downloads and `curl -T`); a bare Debian machine may lack it.
+    private static func ensureCurl() throws {
+        let install = Process()
+        install.executableURL = URL(fileURLWithPath: "/bin/bash")
+        install.arguments = ["-c", "command -v curl >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl; } >&2"]
+        try install.run()
+        install.waitUntilExit()
+        guard install.terminationStatus == 0 else {
+            throw BenchmarkError("curl is missing and could not be installed: apt-get install -y curl")
+        }
     }
 
     /// Makes VmHWM start again from the current resident size (Linux `clear_refs` 5), so a peak
