@@ -40,6 +40,11 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// `attempts` tries in a row to move the upload at `url` past `offset` failed;
     /// `lastError` is the last failure.
     indirect case retriesExhausted(url: String, offset: Int64, attempts: Int, lastError: BlobUploadError)
+    /// The server answered `method url` before the whole body was sent: the transfer ended
+    /// after `bytesSent` bytes (`nil` when the stream cannot tell) of `expectedLength` (`nil`
+    /// when unknown), with the body stream not at its end. Even a 2xx answer is no success
+    /// then: the server stored, or looked at, a truncated body.
+    case bodyIncomplete(method: String, url: String, bytesSent: Int64?, expectedLength: Int64?)
     /// The upload was cancelled by its caller (task cancellation). A tus upload can be resumed
     /// later from its URL.
     case cancelled
@@ -79,6 +84,11 @@ extension BlobUploadError: CustomStringConvertible {
             return "metadata key \"\(key)\" cannot be sent: \(reason)"
         case .retriesExhausted(let url, let offset, let attempts, let last):
             return "\(url): gave up at offset \(offset) after \(attempts) failed attempts in a row; last error: \(last)"
+        case .bodyIncomplete(let method, let url, let sent, let expected):
+            let count = sent.map { "after \($0) bytes" } ?? "before the body stream's end"
+            let total = expected.map { " of \($0)" } ?? ""
+            return "\(method) \(url): the transfer ended \(count)\(total): the server answered before the whole body "
+                + "was sent, so it has a truncated body"
         case .cancelled:
             return "the upload was cancelled"
         }

@@ -107,7 +107,9 @@ import Testing
 }
 
 /// A one-thread HTTP server on 127.0.0.1 that answers the requests of its n-th connection
-/// with the n-th list of raw answers, in order, then closes that connection.
+/// with the n-th list of raw answers, in order, then closes that connection — or, with
+/// `drainBeforeClosing`, half-closes it and discards what the client still sends until it
+/// closes too, so that an answer sent before the request body was read is not lost to a reset.
 final class ScriptedHTTPServer: Sendable {
     let port: UInt16
     private let listener: Int32
@@ -120,7 +122,7 @@ final class ScriptedHTTPServer: Sendable {
     var requests: [String] { log.state.withLock { $0.requests } }
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
-    init(connections: [[String]]) throws {
+    init(connections: [[String]], drainBeforeClosing: Bool = false) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -147,6 +149,9 @@ final class ScriptedHTTPServer: Sendable {
                         send(connection, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
                     }
                 }
+                if drainBeforeClosing {
+                    Self.drain(connection)
+                }
                 close(connection)
             }
         }
@@ -165,6 +170,15 @@ final class ScriptedHTTPServer: Sendable {
         guard open else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
+    }
+
+    /// Half-closes `fd` and reads until the client closes its side (or 10 s passed).
+    private static func drain(_ fd: Int32) {
+        shutdown(fd, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while recv(fd, &buffer, buffer.count, 0) > 0 {}
     }
 
     /// Reads one request (head and `Content-Length` body); `nil` when the client went away.
