@@ -27,7 +27,9 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// in a row: the bytes are corrupted somewhere between this process and the server.
     case checksumMismatch(url: String, offset: Int64, attempts: Int)
     /// The upload at `url` was created for `serverLength` bytes, but the source has
-    /// `sourceLength`: it is a different blob, or it changed since the upload started.
+    /// `sourceLength`: it is a different blob, or it changed since the upload started. Also
+    /// thrown, with the source's name as `url` and its declared length as `serverLength`,
+    /// when an ``UploadSource`` declares a length its ``BlobInputStream`` contradicts.
     case lengthMismatch(url: String, serverLength: Int64?, sourceLength: Int64)
     /// The server accepts uploads of at most `maxSize` bytes; the source has `length`.
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
