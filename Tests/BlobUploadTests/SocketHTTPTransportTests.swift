@@ -91,6 +91,25 @@ import Testing
         }
     }
 
+    /// URLSession's `timeoutIntervalForRequest` may say "no limit" in several ways, or be
+    /// huge; none of them may trap in the conversions for `poll` and `SO_RCVTIMEO`.
+    @Test(arguments: [0, -1, TimeInterval.infinity, .nan, .greatestFiniteMagnitude, 1e12])
+    func anyTimeoutIsUsable(timeout: TimeInterval) async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]])
+        let reply = try await SocketHTTPTransport(timeout: timeout).send(request("GET", server), body: nil)
+        #expect(reply.body == Data("ok".utf8))
+        let wait = SocketConnection.boundedWait(timeout)
+        #expect(wait >= 0.001 && wait <= SocketConnection.longestWait)
+        if timeout <= 0 || !timeout.isFinite || timeout > SocketConnection.longestWait {
+            #expect(wait == SocketConnection.longestWait)
+        }
+    }
+
+    @Test func aTinyTimeoutBecomesOneMillisecond() {
+        #expect(SocketConnection.boundedWait(1e-9) == 0.001)
+        #expect(SocketConnection.boundedWait(2.5) == 2.5)
+    }
+
     @Test func nothingListeningIsANetworkError() async throws {
         let server = try ScriptedHTTPServer(connections: [])
         let url = request("GET", server)
