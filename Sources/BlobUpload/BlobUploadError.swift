@@ -39,6 +39,9 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     case lengthUnknown(source: String)
     /// The metadata key `key` cannot be sent in `Upload-Metadata`.
     case invalidMetadata(key: String, reason: String)
+    /// The request header field `name` cannot be sent: its name is not an HTTP token, or its
+    /// value contains a CR, LF or NUL, which would end the field early (header injection).
+    case invalidHeader(name: String, reason: String)
     /// `attempts` tries in a row to move the upload at `url` past `offset` failed;
     /// `lastError` is the last failure.
     indirect case retriesExhausted(url: String, offset: Int64, attempts: Int, lastError: BlobUploadError)
@@ -84,6 +87,8 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
         case .invalidMetadata(let key, let reason):
             return "metadata key \"\(key)\" cannot be sent: \(reason)"
+        case .invalidHeader(let name, let reason):
+            return "request header \"\(name)\" cannot be sent: \(reason)"
         case .retriesExhausted(let url, let offset, let attempts, let last):
             return "\(url): gave up at offset \(offset) after \(attempts) failed attempts in a row; last error: \(last)"
         case .bodyIncomplete(let method, let url, let sent, let expected):

@@ -74,7 +74,9 @@ public final class StreamedUploader: Sendable {
     ///     from the body so far, and once more at the end. Only a ``BlobInputStream`` body can
     ///     report them; for other streams it is never called.
     /// - Returns: The 2xx answer.
-    /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for any other
+    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field with a CR,
+    ///   LF or NUL, or a name that is not an HTTP token (nothing is sent then),
+    ///   ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for any other
     ///   status, ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/network(method:url:reason:code:)``, ``BlobUploadError/source(_:)``
     ///   when the stream failed or yielded another length than `expectedLength`,
@@ -91,9 +93,7 @@ public final class StreamedUploader: Sendable {
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
         var request = URLRequest(url: url)
         request.httpMethod = method
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        try HeaderFieldCheck.apply(headers, to: &request)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
             probe.startReporting { progress(UploadProgress(completedBytes: $0, totalBytes: expectedLength)) }

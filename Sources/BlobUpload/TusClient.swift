@@ -43,7 +43,9 @@ public final class TusClient: Sendable {
     /// Creates a client for the tus server whose creation URL is `endpoint`.
     /// - Parameters:
     ///   - endpoint: The creation URL, e.g. `http://127.0.0.1:18090/files/`.
-    ///   - headers: Headers sent with every request.
+    ///   - headers: Headers sent with every request. Every request fails with
+    ///     ``BlobUploadError/invalidHeader(name:reason:)`` while one has a CR, LF or NUL, or a
+    ///     name that is not an HTTP token; so does one passed to a single call.
     ///   - transport: How requests travel; ``Transport/automatic`` by default.
     ///   - configuration: The URLSession configuration, or `nil` for an ephemeral one
     ///     without caches or cookies and the 30 s idle timeout the protocol recommends. Its
@@ -165,9 +167,7 @@ public final class TusClient: Sendable {
     ) async throws(BlobUploadError) -> HTTPReply {
         var request = URLRequest(url: url)
         request.httpMethod = method
-        for (name, value) in headers.merging(extra, uniquingKeysWith: { $1 }) {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        try HeaderFieldCheck.apply(headers.merging(extra, uniquingKeysWith: { $1 }), to: &request)
         if tusResumable {
             request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
         }
