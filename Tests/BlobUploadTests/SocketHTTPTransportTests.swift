@@ -79,6 +79,32 @@ import Testing
         }
     }
 
+    /// The server answers 413 after the head of a PATCH and closes without reading the 16 MiB
+    /// body: the client's send breaks, but the answer is what it reports — not a network
+    /// error, which the tus client would retry.
+    @Test func anAnswerBeforeTheBodyIsReportedDespiteTheBrokenSend() async throws {
+        let server = try ScriptedHTTPServer(
+            connections: [["HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big!"]],
+            readsBodies: false)
+        let reply = try await SocketHTTPTransport(timeout: 5).send(request("PATCH", server), body: Data(count: 16 << 20))
+        #expect(reply.statusCode == 413)
+        #expect(reply.message == "too big!")
+    }
+
+    @Test func chunkDataWithoutItsCRLFIsMalformed() async throws {
+        let server = try ScriptedHTTPServer(connections: [[
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n",
+        ]])
+        await #expect {
+            _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
+        } throws: { error in
+            guard case .network("GET", _, let reason, URLError.Code.badServerResponse.rawValue)? = error as? BlobUploadError else {
+                return false
+            }
+            return reason.contains("not followed by CRLF")
+        }
+    }
+
     @Test func aMalformedAnswerIsANetworkError() async throws {
         let server = try ScriptedHTTPServer(connections: [["SMTP ready\r\n\r\n"]])
         await #expect {
@@ -126,7 +152,8 @@ import Testing
 }
 
 /// A one-thread HTTP server on 127.0.0.1 that answers the requests of its n-th connection
-/// with the n-th list of raw answers, in order, then closes that connection — or, with
+/// (after their head only, unless `readsBodies`) with the n-th list of raw answers, in
+/// order, then closes that connection — or, with
 /// `drainBeforeClosing`, half-closes it and discards what the client still sends until it
 /// closes too, so that an answer sent before the request body was read is not lost to a reset.
 final class ScriptedHTTPServer: Sendable {
@@ -141,7 +168,7 @@ final class ScriptedHTTPServer: Sendable {
     var requests: [String] { log.state.withLock { $0.requests } }
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
-    init(connections: [[String]], drainBeforeClosing: Bool = false) throws {
+    init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -162,7 +189,7 @@ final class ScriptedHTTPServer: Sendable {
                 guard connection >= 0 else { return }
                 log.state.withLock { $0.connections += 1 }
                 for answer in answers {
-                    guard let request = Self.readRequest(connection) else { break }
+                    guard let request = Self.readRequest(connection, withBody: readsBodies) else { break }
                     log.state.withLock { $0.requests.append(request) }
                     _ = answer.utf8CString.withUnsafeBufferPointer {
                         send(connection, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
@@ -200,8 +227,9 @@ final class ScriptedHTTPServer: Sendable {
         while recv(fd, &buffer, buffer.count, 0) > 0 {}
     }
 
-    /// Reads one request (head and `Content-Length` body); `nil` when the client went away.
-    private static func readRequest(_ fd: Int32) -> String? {
+    /// Reads one request (head and, `withBody`, its `Content-Length` body); `nil` when the
+    /// client went away.
+    private static func readRequest(_ fd: Int32, withBody: Bool) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while !bytes.suffix(4).elementsEqual([13, 10, 13, 10]) {
@@ -211,7 +239,7 @@ final class ScriptedHTTPServer: Sendable {
         let head = String(decoding: bytes, as: UTF8.self)
         let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-        for _ in 0..<length {
+        for _ in 0..<(withBody ? length : 0) {
             guard recv(fd, &byte, 1, 0) == 1 else { return nil }
             bytes.append(byte)
         }
