@@ -55,13 +55,11 @@ public final class StreamedUploader: Sendable {
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.
     ///
-    /// The stream must not be open: URLSession opens it. A ``BlobInputStream``'s
-    /// ``BlobInputStream/blockSize`` is raised to at least 1 MiB first, to suit URLSession's
-    /// reads. The stream must be read to its end: when it ends with an error, when the server
-    /// answers before URLSession read it to its end (the stream is not `.atEnd`; for a
-    /// ``BlobInputStream``, also not at its length), or when a ``BlobInputStream`` yields
-    /// another byte count than `expectedLength`, the upload fails even if the server answered
-    /// 2xx, because the server then has a truncated body.
+    /// The stream must not be open: URLSession opens it, and must read it to its end. When it
+    /// ends with an error, when the server answers before URLSession read it to its end (the
+    /// stream is not `.atEnd`; for a ``BlobInputStream``, also not at its length), or when a
+    /// ``BlobInputStream`` yields another byte count than `expectedLength`, the upload fails
+    /// even if the server answered 2xx, because the server then has a truncated body.
     ///
     /// - Parameters:
     ///   - body: The stream to send, not yet opened.
@@ -129,9 +127,10 @@ public final class StreamedUploader: Sendable {
 }
 
 /// Watches the body stream: how far URLSession has read it (polled, so reads pay nothing),
-/// and, once URLSession is done, whether it failed or ended early — FoundationNetworking ends
-/// a body without an error both when the stream reports one and when it merely has no bytes
-/// available, so a failed or truncated body would otherwise look like a complete one.
+/// and, once URLSession is done, whether it failed or was left unread — FoundationNetworking
+/// ends a body without an error when the stream reports one, when it merely has no bytes
+/// available, and when the server answered before the body was read, so a failed or
+/// truncated body would otherwise look like a complete one.
 private final class BodyProbe: @unchecked Sendable {
     // `stream` is looked at only after the transfer completed, when URLSession no longer
     // touches it; `blob` (the same object) only through members that are thread-safe.

@@ -77,7 +77,8 @@ public final class TusClient: Sendable {
     /// - Parameter metadata: `Upload-Metadata` pairs; tuspyserver and others require
     ///   `filename` and `filetype`.
     /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` when the server
-    ///   does not answer 201, ``BlobUploadError/protocolViolation(url:reason:)`` without a
+    ///   answers other than 2xx (the protocol says 201 Created, but any 2xx with a `Location`
+    ///   is taken), ``BlobUploadError/protocolViolation(url:reason:)`` without a
     ///   usable `Location`, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
     ///   ``BlobUploadError/cancelled``.
     public func create(
@@ -88,7 +89,7 @@ public final class TusClient: Sendable {
         let encoded = try TusMetadata.encode(metadata)
         if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
         let reply = try await send("POST", endpoint, headers: headers, body: Data())
-        guard reply.statusCode == 201 || reply.isSuccess else { throw reply.statusError() }
+        guard reply.isSuccess else { throw reply.statusError() }
         guard let location = reply.header("location"), !location.isEmpty else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
         }
