@@ -27,7 +27,9 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// in a row: the bytes are corrupted somewhere between this process and the server.
     case checksumMismatch(url: String, offset: Int64, attempts: Int)
     /// The upload at `url` was created for `serverLength` bytes, but the source has
-    /// `sourceLength`: it is a different blob, or it changed since the upload started.
+    /// `sourceLength`: it is a different blob, or it changed since the upload started. Also
+    /// thrown, with the source's name as `url` and its declared length as `serverLength`,
+    /// when an ``UploadSource`` declares a length its ``BlobInputStream`` contradicts.
     case lengthMismatch(url: String, serverLength: Int64?, sourceLength: Int64)
     /// The server accepts uploads of at most `maxSize` bytes; the source has `length`.
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
@@ -37,9 +39,17 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     case lengthUnknown(source: String)
     /// The metadata key `key` cannot be sent in `Upload-Metadata`.
     case invalidMetadata(key: String, reason: String)
+    /// The request header field `name` cannot be sent: its name is not an HTTP token, or its
+    /// value contains a CR, LF or NUL, which would end the field early (header injection).
+    case invalidHeader(name: String, reason: String)
     /// `attempts` tries in a row to move the upload at `url` past `offset` failed;
     /// `lastError` is the last failure.
     indirect case retriesExhausted(url: String, offset: Int64, attempts: Int, lastError: BlobUploadError)
+    /// The server answered `method url` before the whole body was sent: the transfer ended
+    /// after `bytesSent` bytes (`nil` when the stream cannot tell) of `expectedLength` (`nil`
+    /// when unknown), with the body stream not at its end. Even a 2xx answer is no success
+    /// then: the server stored, or looked at, a truncated body.
+    case bodyIncomplete(method: String, url: String, bytesSent: Int64?, expectedLength: Int64?)
     /// The upload was cancelled by its caller (task cancellation). A tus upload can be resumed
     /// later from its URL.
     case cancelled
@@ -77,8 +87,15 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
         case .invalidMetadata(let key, let reason):
             return "metadata key \"\(key)\" cannot be sent: \(reason)"
+        case .invalidHeader(let name, let reason):
+            return "request header \"\(name)\" cannot be sent: \(reason)"
         case .retriesExhausted(let url, let offset, let attempts, let last):
             return "\(url): gave up at offset \(offset) after \(attempts) failed attempts in a row; last error: \(last)"
+        case .bodyIncomplete(let method, let url, let sent, let expected):
+            let count = sent.map { "after \($0) bytes" } ?? "before the body stream's end"
+            let total = expected.map { " of \($0)" } ?? ""
+            return "\(method) \(url): the transfer ended \(count)\(total): the server answered before the whole body "
+                + "was sent, so it has a truncated body"
         case .cancelled:
             return "the upload was cancelled"
         }

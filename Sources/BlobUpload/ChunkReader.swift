@@ -55,7 +55,9 @@ final class ChunkReader: @unchecked Sendable {
     }
 
     /// Opens a stream at `offset` and returns the source's length: the declared one, or the
-    /// one the opened ``BlobInputStream`` reports.
+    /// one the opened ``BlobInputStream`` reports. A declared length that a ``BlobInputStream``
+    /// contradicts fails with ``BlobUploadError/lengthMismatch(url:serverLength:sourceLength:)``;
+    /// a plain stream that yields more than it is checked when its last chunk is read.
     func start(at offset: Int64) async throws(BlobUploadError) -> Int64 {
         try await onQueue { reader throws(BlobUploadError) in
             try reader.reposition(to: offset)
@@ -172,13 +174,35 @@ final class ChunkReader: @unchecked Sendable {
         current.count = kept
     }
 
-    /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`.
+    /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`; at the
+    /// source's end, makes sure the stream has no more bytes.
     private func fill(_ slot: inout Slot, to end: Int64) throws(BlobUploadError) {
         while slot.end < end {
             let wanted = Int(end - slot.end)
             let room = UnsafeMutableRawBufferPointer(rebasing: slot.buffer[slot.count..<(slot.count + wanted)])
             slot.count += try read(into: room, expectedLength: total)
         }
+        if slot.end == total {
+            try requireEnd()
+        }
+    }
+
+    /// Fails unless the stream, having yielded all `total` bytes, is at its end: a source
+    /// longer than its declared length would otherwise be uploaded truncated, and the upload
+    /// reported complete. A ``BlobInputStream`` whose length matched when it opened is.
+    private func requireEnd() throws(BlobUploadError) {
+        guard let stream, let total else { return }
+        if let blob = stream as? BlobInputStream, blob.length == total { return }
+        var byte: UInt8 = 0
+        let count = stream.read(&byte, maxLength: 1)
+        if count == 0 { return }
+        let failure: BlobUploadError = count < 0
+            ? streamFailure(stream, at: streamOffset)
+            : .source(.sourceChanged(
+                resource: source.name, offset: total,
+                reason: "the stream yields more than the declared length of \(total) bytes"))
+        closeStream()
+        throw failure
     }
 
     /// Leaves `stream` yielding the byte at `offset` next, with an empty current buffer there
@@ -204,6 +228,11 @@ final class ChunkReader: @unchecked Sendable {
                 let failure = streamFailure(positioned.stream, at: positioned.startOffset)
                 closeStream()
                 throw failure
+            }
+            let declared = total ?? source.length
+            if let blob = positioned.stream as? BlobInputStream, let length = blob.length, let declared, length != declared {
+                closeStream()
+                throw .lengthMismatch(url: source.name, serverLength: declared, sourceLength: length)
             }
         }
         // Skip forward (plain streams cannot seek): read into the buffer and drop.

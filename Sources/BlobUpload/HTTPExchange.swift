@@ -22,10 +22,26 @@ struct HTTPExchange {
     }
 
     mutating func run(head: Data, body: Data?, url: URL) throws(SocketError) -> HTTPReply {
-        try send(head)
-        if let body, !body.isEmpty {
-            try send(body)
+        do {
+            try send(head)
+            if let body, !body.isEmpty {
+                try send(body)
+            }
+        } catch {
+            // A server may answer before it read the whole request (413, 401, 409) and close
+            // the connection, which breaks the send: its answer, if it came, says more than
+            // the broken pipe, and must not be taken for a transient failure. A send that
+            // timed out has a server that stopped reading, not one that closed: no waiting
+            // for an answer then.
+            guard error.code != .timedOut, let reply = try? readAnswer(url: url) else { throw error }
+            reusable = false
+            return reply
         }
+        return try readAnswer(url: url)
+    }
+
+    /// Reads the answer: interim ones skipped, then the status, header fields and body.
+    private mutating func readAnswer(url: URL) throws(SocketError) -> HTTPReply {
         var status: Int
         var version: String
         var headers: [String: String]
@@ -113,7 +129,9 @@ struct HTTPExchange {
                     return body
                 }
                 try readExactly(size, into: &body)
-                _ = try readLine()
+                guard try readLine().isEmpty else {
+                    throw SocketError("chunk data of \(size) bytes is not followed by CRLF", code: .badServerResponse)
+                }
             }
         }
         if let length = headers["content-length"].flatMap({ Int($0) }) {

@@ -1,5 +1,10 @@
+import Dispatch
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Why a socket operation failed: the operation, and the system's reason.
 struct SocketError: Error, Sendable {
@@ -39,7 +44,7 @@ final class SocketConnection: @unchecked Sendable {
     }
 
     deinit {
-        Glibc.close(descriptor)
+        _ = systemClose(descriptor)
     }
 
     /// Connects to `host`:`port` (every address it resolves to, in order), waiting at most
@@ -67,6 +72,19 @@ final class SocketConnection: @unchecked Sendable {
         throw lastError
     }
 
+    /// The longest wait the system calls are given: URLSession's `timeoutIntervalForRequest`
+    /// may be 0, negative or infinite for "no limit", or too large for `poll`'s `Int32`
+    /// milliseconds.
+    static let longestWait: TimeInterval = 86_400
+
+    /// `timeout` as a wait the system calls can take: "no limit" (0, negative, NaN, infinite)
+    /// and anything longer become ``longestWait``, anything shorter than 1 ms becomes 1 ms
+    /// (a 0 wait would mean "never" to `SO_RCVTIMEO` but "at once" to `poll`).
+    static func boundedWait(_ timeout: TimeInterval) -> TimeInterval {
+        guard timeout.isFinite, timeout > 0 else { return longestWait }
+        return min(max(timeout, 0.001), longestWait)
+    }
+
     private static func connect(to address: addrinfo, timeout: TimeInterval) throws(SocketError) -> SocketConnection {
         let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
         guard fd >= 0 else { throw SocketError("socket", errno: errno) }
@@ -74,19 +92,17 @@ final class SocketConnection: @unchecked Sendable {
         // Non-blocking only while connecting, so the wait can be bounded with poll.
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
-        if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) != 0 {
+        if systemConnect(fd, address.ai_addr, address.ai_addrlen) != 0 {
             guard errno == EINPROGRESS else { throw SocketError("connect", errno: errno) }
-            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&poller, 1, Int32(timeout * 1000))
-            if ready == 0 { throw SocketError("connect: timed out after \(timeout) s", code: .timedOut) }
-            if ready < 0 { throw SocketError("poll", errno: errno) }
+            try waitUntilWritable(fd, timeout: timeout)
             var failure: Int32 = 0
             var size = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &size)
             if failure != 0 { throw SocketError("connect", errno: failure) }
         }
         _ = fcntl(fd, F_SETFL, flags)
-        var wait = timeval(tv_sec: Int(timeout), tv_usec: Int(timeout.truncatingRemainder(dividingBy: 1) * 1_000_000))
+        let bounded = boundedWait(timeout)
+        var wait = timeval(tv_sec: Int(bounded), tv_usec: Int(bounded.truncatingRemainder(dividingBy: 1) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         var on: Int32 = 1
@@ -94,11 +110,27 @@ final class SocketConnection: @unchecked Sendable {
         return connection
     }
 
+    /// Waits until the connecting socket `fd` is writable, at most `timeout` seconds in all,
+    /// across interrupted waits.
+    private static func waitUntilWritable(_ fd: Int32, timeout: TimeInterval) throws(SocketError) {
+        let bounded = boundedWait(timeout)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(bounded * 1e9)
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            let remaining = now < deadline ? Int32((deadline - now + 999_999) / 1_000_000) : 0
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&poller, 1, remaining)
+            if ready > 0 { return }
+            if ready == 0 { throw SocketError("connect: timed out after \(bounded) s", code: .timedOut) }
+            if errno != EINTR { throw SocketError("poll", errno: errno) }
+        }
+    }
+
     /// Sends every byte of `bytes`.
     func send(_ bytes: UnsafeRawBufferPointer) throws(SocketError) {
         var sent = 0
         while sent < bytes.count {
-            let count = Glibc.send(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            let count = systemSend(descriptor, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
             if count > 0 {
                 sent += count
             } else if count < 0, errno == EINTR {
@@ -135,6 +167,17 @@ final class SocketConnection: @unchecked Sendable {
 
     /// Ends both directions: a send or receive blocked in another thread returns at once.
     func shutdown() {
-        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = systemShutdown(descriptor, Int32(SHUT_RDWR))
     }
 }
+
+// The system calls whose names the connection's own members shadow, reached from file scope
+// so that no C module has to be named.
+private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
+    connect(fd, address, length)
+}
+private func systemSend(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int, _ flags: Int32) -> Int {
+    send(fd, bytes, count, flags)
+}
+private func systemShutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }

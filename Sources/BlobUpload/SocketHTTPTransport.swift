@@ -29,7 +29,9 @@ final class SocketHTTPTransport: Sendable {
     }
 
     /// Sends `request` (method, URL, header fields) with `body` and reads the whole answer.
-    /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
+    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field that
+    ///   cannot be written as it is (nothing is sent then),
+    ///   ``BlobUploadError/network(method:url:reason:code:)``,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
     func send(_ request: URLRequest, body: Data?) async throws(BlobUploadError) -> HTTPReply {
@@ -52,6 +54,9 @@ final class SocketHTTPTransport: Sendable {
             return .failure(.network(
                 method: method, url: request.url?.absoluteString ?? "", reason: "not an http: URL with a host",
                 code: URLError.Code.unsupportedURL.rawValue))
+        }
+        if let problem = HeaderFieldCheck.problem(in: request.allHTTPHeaderFields ?? [:]) {
+            return .failure(problem)
         }
         let port = url.port ?? 80
         let head = Self.requestHead(request, method: method, url: url, host: host, bodyLength: body?.count)

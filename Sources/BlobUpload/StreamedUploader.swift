@@ -9,7 +9,8 @@ import FoundationNetworking
 public struct HTTPUploadResponse: Sendable {
     /// The URL the body was sent to.
     public var url: URL
-    /// The HTTP status, always 2xx (other statuses are thrown).
+    /// The HTTP status, always 2xx (other statuses are thrown), and only given once the whole
+    /// body was sent.
     public var statusCode: Int
     /// The response's header fields, names lowercased.
     public var headers: [String: String]
@@ -54,11 +55,11 @@ public final class StreamedUploader: Sendable {
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.
     ///
-    /// The stream must not be open: URLSession opens it. A ``BlobInputStream``'s
-    /// ``BlobInputStream/blockSize`` is raised to at least 1 MiB first, to suit URLSession's
-    /// reads. The stream is read to its end; when it ends
-    /// with an error, or (for a ``BlobInputStream``) before `expectedLength`, the upload fails
-    /// even if the server already answered, because the server then has a truncated body.
+    /// The stream must not be open: URLSession opens it, and must read it to its end. When it
+    /// ends with an error, when the server answers before URLSession read it to its end (the
+    /// stream is not `.atEnd`; for a ``BlobInputStream``, also not at its length), or when a
+    /// ``BlobInputStream`` yields another byte count than `expectedLength`, the upload fails
+    /// even if the server answered 2xx, because the server then has a truncated body.
     ///
     /// - Parameters:
     ///   - body: The stream to send, not yet opened.
@@ -71,10 +72,14 @@ public final class StreamedUploader: Sendable {
     ///     from the body so far, and once more at the end. Only a ``BlobInputStream`` body can
     ///     report them; for other streams it is never called.
     /// - Returns: The 2xx answer.
-    /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for any other
+    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field with a CR,
+    ///   LF or NUL, or a name that is not an HTTP token (nothing is sent then),
+    ///   ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for any other
     ///   status, ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/network(method:url:reason:code:)``, ``BlobUploadError/source(_:)``
-    ///   when the stream failed or ended early, ``BlobUploadError/cancelled`` when the calling
+    ///   when the stream failed or yielded another length than `expectedLength`,
+    ///   ``BlobUploadError/bodyIncomplete(method:url:bytesSent:expectedLength:)`` when a 2xx
+    ///   answer came before the body was read to its end, ``BlobUploadError/cancelled`` when the calling
     ///   task is cancelled (the request is cancelled too).
     public func upload(
         _ body: sending InputStream,
@@ -86,9 +91,7 @@ public final class StreamedUploader: Sendable {
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
         var request = URLRequest(url: url)
         request.httpMethod = method
-        for (name, value) in headers {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        try HeaderFieldCheck.apply(headers, to: &request)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
             probe.startReporting { progress(UploadProgress(completedBytes: $0, totalBytes: expectedLength)) }
@@ -101,14 +104,19 @@ public final class StreamedUploader: Sendable {
             throw .cancelled
         } catch {
             // A failing body makes URLSession abort the transfer with a vague network error.
-            throw probe.failure(url: url, expectedLength: nil) ?? error
+            throw probe.sourceFailure(url: url) ?? error
         }
-        // A failed or short body is the more important news: the status may even be a 201
-        // for a truncated file.
-        if let failure = probe.failure(url: url, expectedLength: expectedLength) {
+        // A failed body is the more important news: the status may even be a 201 for a
+        // truncated file.
+        if let failure = probe.sourceFailure(url: url) {
             throw failure
         }
         guard reply.isSuccess else { throw reply.statusError() }
+        // FoundationNetworking completes a task without an error when the server answered
+        // before the body was read to its end: a 2xx for a truncated body.
+        if let failure = probe.incompleteness(method: method, url: url, expectedLength: expectedLength) {
+            throw failure
+        }
         ticker?.cancel()
         if let progress, let sent = probe.bytesRead {
             progress(UploadProgress(completedBytes: sent, totalBytes: expectedLength))
@@ -119,9 +127,10 @@ public final class StreamedUploader: Sendable {
 }
 
 /// Watches the body stream: how far URLSession has read it (polled, so reads pay nothing),
-/// and, once URLSession is done, whether it failed or ended early — FoundationNetworking ends
-/// a body without an error both when the stream reports one and when it merely has no bytes
-/// available, so a failed or truncated body would otherwise look like a complete one.
+/// and, once URLSession is done, whether it failed or was left unread — FoundationNetworking
+/// ends a body without an error when the stream reports one, when it merely has no bytes
+/// available, and when the server answered before the body was read, so a failed or
+/// truncated body would otherwise look like a complete one.
 private final class BodyProbe: @unchecked Sendable {
     // `stream` is looked at only after the transfer completed, when URLSession no longer
     // touches it; `blob` (the same object) only through members that are thread-safe.
@@ -149,13 +158,25 @@ private final class BodyProbe: @unchecked Sendable {
         return timer
     }
 
-    func failure(url: URL, expectedLength: Int64?) -> BlobUploadError? {
-        if stream.streamStatus == .error {
-            if let error = blob?.blobError {
-                return .source(error)
-            }
-            let reason = stream.streamError?.localizedDescription ?? "the stream reported an error"
-            return .source(.sourceFailed(resource: "body of \(url.absoluteString)", reason: reason))
+    /// The body stream's own failure (status `.error`), if it had one.
+    func sourceFailure(url: URL) -> BlobUploadError? {
+        guard stream.streamStatus == .error else { return nil }
+        if let error = blob?.blobError {
+            return .source(error)
+        }
+        let reason = stream.streamError?.localizedDescription ?? "the stream reported an error"
+        return .source(.sourceFailed(resource: "body of \(url.absoluteString)", reason: reason))
+    }
+
+    /// Why the finished transfer did not send the whole body, if it did not: the stream is
+    /// not at its end (the server answered before URLSession read it all), or — for a
+    /// ``BlobInputStream`` — stopped short of its own length or of `expectedLength`.
+    func incompleteness(method: String, url: URL, expectedLength: Int64?) -> BlobUploadError? {
+        let length = blob?.length
+        let atEnd = stream.streamStatus == .atEnd && (length == nil || bytesRead == length)
+        guard atEnd else {
+            return .bodyIncomplete(
+                method: method, url: url.absoluteString, bytesSent: bytesRead, expectedLength: expectedLength ?? length)
         }
         if let expectedLength, let read = bytesRead, read != expectedLength {
             return .source(.unexpectedEnd(

@@ -43,7 +43,9 @@ public final class TusClient: Sendable {
     /// Creates a client for the tus server whose creation URL is `endpoint`.
     /// - Parameters:
     ///   - endpoint: The creation URL, e.g. `http://127.0.0.1:18090/files/`.
-    ///   - headers: Headers sent with every request.
+    ///   - headers: Headers sent with every request. Every request fails with
+    ///     ``BlobUploadError/invalidHeader(name:reason:)`` while one has a CR, LF or NUL, or a
+    ///     name that is not an HTTP token; so does one passed to a single call.
     ///   - transport: How requests travel; ``Transport/automatic`` by default.
     ///   - configuration: The URLSession configuration, or `nil` for an ephemeral one
     ///     without caches or cookies and the 30 s idle timeout the protocol recommends. Its
@@ -75,7 +77,8 @@ public final class TusClient: Sendable {
     /// - Parameter metadata: `Upload-Metadata` pairs; tuspyserver and others require
     ///   `filename` and `filetype`.
     /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` when the server
-    ///   does not answer 201, ``BlobUploadError/protocolViolation(url:reason:)`` without a
+    ///   answers other than 2xx (the protocol says 201 Created, but any 2xx with a `Location`
+    ///   is taken), ``BlobUploadError/protocolViolation(url:reason:)`` without a
     ///   usable `Location`, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
     ///   ``BlobUploadError/cancelled``.
     public func create(
@@ -86,7 +89,7 @@ public final class TusClient: Sendable {
         let encoded = try TusMetadata.encode(metadata)
         if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
         let reply = try await send("POST", endpoint, headers: headers, body: Data())
-        guard reply.statusCode == 201 || reply.isSuccess else { throw reply.statusError() }
+        guard reply.isSuccess else { throw reply.statusError() }
         guard let location = reply.header("location"), !location.isEmpty else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
         }
@@ -165,9 +168,7 @@ public final class TusClient: Sendable {
     ) async throws(BlobUploadError) -> HTTPReply {
         var request = URLRequest(url: url)
         request.httpMethod = method
-        for (name, value) in headers.merging(extra, uniquingKeysWith: { $1 }) {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        try HeaderFieldCheck.apply(headers.merging(extra, uniquingKeysWith: { $1 }), to: &request)
         if tusResumable {
             request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
         }

@@ -32,23 +32,32 @@ enum PutCommand: Command {
         guard arguments.positional.count == 2 else { throw .usage("expected <path-or-url> and <url>") }
         try AssetLibraryOption.register(arguments)
         let sourceName = arguments.positional[0]
-        guard let target = URL(string: arguments.positional[1]), target.host != nil else {
+        guard let target = URL(string: arguments.positional[1]), target.host != nil,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .usage("'\(arguments.positional[1])' is not an http(s) URL")
         }
         let stream: BlobInputStream
+        // A file's size is the body's expected length: a body that ends short of it, or that
+        // the server stops reading early, then fails the PUT.
+        let filePath: String?
         do {
             if let url = try ArgumentURL.url(sourceName) {
                 stream = try BlobInputStream.make(url: url)
+                filePath = url.isFileURL ? url.path : nil
             } else {
                 stream = BlobInputStream(fileAtPath: sourceName)
+                filePath = sourceName
             }
         } catch {
             throw .runtime(error.description.contains(sourceName) ? error.description : "\(sourceName): \(error)")
         }
+        let expectedLength = filePath.flatMap { path in
+            (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
+        }
         let body = Unchecked(stream)
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
         let result = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
-            try await StreamedUploader().upload(body.take(), to: target) { progress in
+            try await StreamedUploader().upload(body.take(), to: target, expectedLength: expectedLength) { progress in
                 bar?.update(progress)
             }
         }

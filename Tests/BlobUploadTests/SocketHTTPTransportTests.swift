@@ -79,6 +79,32 @@ import Testing
         }
     }
 
+    /// The server answers 413 after the head of a PATCH and closes without reading the 16 MiB
+    /// body: the client's send breaks, but the answer is what it reports — not a network
+    /// error, which the tus client would retry.
+    @Test func anAnswerBeforeTheBodyIsReportedDespiteTheBrokenSend() async throws {
+        let server = try ScriptedHTTPServer(
+            connections: [["HTTP/1.1 413 Content Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big!"]],
+            readsBodies: false)
+        let reply = try await SocketHTTPTransport(timeout: 5).send(request("PATCH", server), body: Data(count: 16 << 20))
+        #expect(reply.statusCode == 413)
+        #expect(reply.message == "too big!")
+    }
+
+    @Test func chunkDataWithoutItsCRLFIsMalformed() async throws {
+        let server = try ScriptedHTTPServer(connections: [[
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n",
+        ]])
+        await #expect {
+            _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
+        } throws: { error in
+            guard case .network("GET", _, let reason, URLError.Code.badServerResponse.rawValue)? = error as? BlobUploadError else {
+                return false
+            }
+            return reason.contains("not followed by CRLF")
+        }
+    }
+
     @Test func aMalformedAnswerIsANetworkError() async throws {
         let server = try ScriptedHTTPServer(connections: [["SMTP ready\r\n\r\n"]])
         await #expect {
@@ -89,6 +115,25 @@ import Testing
             }
             return reason.contains("malformed status line")
         }
+    }
+
+    /// URLSession's `timeoutIntervalForRequest` may say "no limit" in several ways, or be
+    /// huge; none of them may trap in the conversions for `poll` and `SO_RCVTIMEO`.
+    @Test(arguments: [0, -1, TimeInterval.infinity, .nan, .greatestFiniteMagnitude, 1e12])
+    func anyTimeoutIsUsable(timeout: TimeInterval) async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]])
+        let reply = try await SocketHTTPTransport(timeout: timeout).send(request("GET", server), body: nil)
+        #expect(reply.body == Data("ok".utf8))
+        let wait = SocketConnection.boundedWait(timeout)
+        #expect(wait >= 0.001 && wait <= SocketConnection.longestWait)
+        if timeout <= 0 || !timeout.isFinite || timeout > SocketConnection.longestWait {
+            #expect(wait == SocketConnection.longestWait)
+        }
+    }
+
+    @Test func aTinyTimeoutBecomesOneMillisecond() {
+        #expect(SocketConnection.boundedWait(1e-9) == 0.001)
+        #expect(SocketConnection.boundedWait(2.5) == 2.5)
     }
 
     @Test func nothingListeningIsANetworkError() async throws {
@@ -107,7 +152,10 @@ import Testing
 }
 
 /// A one-thread HTTP server on 127.0.0.1 that answers the requests of its n-th connection
-/// with the n-th list of raw answers, in order, then closes that connection.
+/// (after their head only, unless `readsBodies`) with the n-th list of raw answers, in
+/// order, then closes that connection — or, with
+/// `drainBeforeClosing`, half-closes it and discards what the client still sends until it
+/// closes too, so that an answer sent before the request body was read is not lost to a reset.
 final class ScriptedHTTPServer: Sendable {
     let port: UInt16
     private let listener: Int32
@@ -120,7 +168,7 @@ final class ScriptedHTTPServer: Sendable {
     var requests: [String] { log.state.withLock { $0.requests } }
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
-    init(connections: [[String]]) throws {
+    init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -141,11 +189,14 @@ final class ScriptedHTTPServer: Sendable {
                 guard connection >= 0 else { return }
                 log.state.withLock { $0.connections += 1 }
                 for answer in answers {
-                    guard let request = Self.readRequest(connection) else { break }
+                    guard let request = Self.readRequest(connection, withBody: readsBodies) else { break }
                     log.state.withLock { $0.requests.append(request) }
                     _ = answer.utf8CString.withUnsafeBufferPointer {
                         send(connection, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
                     }
+                }
+                if drainBeforeClosing {
+                    Self.drain(connection)
                 }
                 close(connection)
             }
@@ -167,8 +218,18 @@ final class ScriptedHTTPServer: Sendable {
         close(listener)
     }
 
-    /// Reads one request (head and `Content-Length` body); `nil` when the client went away.
-    private static func readRequest(_ fd: Int32) -> String? {
+    /// Half-closes `fd` and reads until the client closes its side (or 10 s passed).
+    private static func drain(_ fd: Int32) {
+        shutdown(fd, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while recv(fd, &buffer, buffer.count, 0) > 0 {}
+    }
+
+    /// Reads one request (head and, `withBody`, its `Content-Length` body); `nil` when the
+    /// client went away.
+    private static func readRequest(_ fd: Int32, withBody: Bool) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while !bytes.suffix(4).elementsEqual([13, 10, 13, 10]) {
@@ -178,7 +239,7 @@ final class ScriptedHTTPServer: Sendable {
         let head = String(decoding: bytes, as: UTF8.self)
         let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
             .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-        for _ in 0..<length {
+        for _ in 0..<(withBody ? length : 0) {
             guard recv(fd, &byte, 1, 0) == 1 else { return nil }
             bytes.append(byte)
         }

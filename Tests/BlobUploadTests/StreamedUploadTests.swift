@@ -96,4 +96,35 @@ import Testing
         let started = try #require(cancelled.withLock { $0 })
         #expect(Date().timeIntervalSince(started) < 60)
     }
+
+    /// The server answers 201 after the request head and closes its side, long before the 8 MiB body
+    /// was read: FoundationNetworking completes the task without an error, but the transfer
+    /// must not be reported as a success.
+    @Test func anAnswerBeforeTheWholeBodyIsNoSuccess() async throws {
+        let size = 8 * 1024 * 1024
+        let server = try ScriptedHTTPServer(connections: [[Self.earlyAnswer]], drainBeforeClosing: true)
+        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/early.bin")!
+        await #expect {
+            let stream = BlobInputStream(dataSource: MemoryDataSource(data: Data(repeating: 3, count: size)))
+            _ = try await StreamedUploader().upload(stream, to: target, expectedLength: Int64(size))
+        } throws: { error in
+            guard case .bodyIncomplete("PUT", target.absoluteString, let sent?, Int64(size)?)? = error as? BlobUploadError else {
+                return false
+            }
+            return sent < Int64(size)
+        }
+    }
+
+    /// The same for a plain `InputStream`, which cannot tell how much was read: it is not at
+    /// its end, and that is enough.
+    @Test func anAnswerBeforeTheWholePlainStreamIsNoSuccess() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.earlyAnswer]], drainBeforeClosing: true)
+        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/early.bin")!
+        await #expect(throws: BlobUploadError.bodyIncomplete(
+            method: "PUT", url: target.absoluteString, bytesSent: nil, expectedLength: nil)) {
+            _ = try await StreamedUploader().upload(InputStream(data: Data(repeating: 3, count: 8 << 20)), to: target)
+        }
+    }
+
+    private static let earlyAnswer = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 }

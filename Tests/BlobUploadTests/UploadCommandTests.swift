@@ -74,6 +74,10 @@ import Testing
         let redirected = try blobstream(["put", path, TestServers.redirectPutURL.appendingPathComponent(name).absoluteString])
         #expect(redirected.status == 1)
         #expect(redirected.standardError.contains("307"))
+
+        let notHTTP = try blobstream(["put", path, "ftp://127.0.0.1/\(name)"])
+        #expect(notHTTP.status == 64)
+        #expect(notHTTP.standardError.contains("ftp://127.0.0.1/\(name)"))
     }
 
     @Test func failuresAreClear() throws {

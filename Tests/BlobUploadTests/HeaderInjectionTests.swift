@@ -1,0 +1,85 @@
+@testable import BlobUpload
+import BlobStream
+import BlobTestSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// Caller header fields that would end a field early or parse as another one are refused
+/// before anything is sent, on every transport.
+@Suite struct HeaderInjectionTests {
+    static let cases: [(name: String, value: String)] = [
+        ("X-Note", "a\r\nInjected: 1"),
+        ("X-Note", "a\nb"),
+        ("X-Note", "a\0b"),
+        ("X-Bad: Name", "v"),
+        ("X Bad", "v"),
+        ("X-Bad\r\nInjected", "v"),
+        ("", "v"),
+    ]
+
+    /// Over the socket transport, which would write the fields verbatim.
+    @Test(arguments: cases)
+    func theTusClientSendsNothing(name: String, value: String) async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
+        let endpoint = URL(string: "http://127.0.0.1:\(server.port)/files/")!
+        let upload = endpoint.appendingPathComponent("x")
+        for client in [TusClient(endpoint: endpoint, headers: [name: value]), TusClient(endpoint: endpoint)] {
+            await #expect {
+                _ = try await client.status(of: upload, headers: client.headers.isEmpty ? [name: value] : [:])
+            } throws: { error in
+                guard case .invalidHeader(name, _)? = error as? BlobUploadError else { return false }
+                return true
+            }
+        }
+        #expect(server.connectionCount == 0)
+        #expect(server.requests.isEmpty)
+    }
+
+    /// `URLRequest` keeps a name that is no token; the socket transport itself refuses it.
+    @Test(arguments: ["X-Bad: Name", "X Bad"])
+    func theSocketTransportRefusesANameThatIsNoToken(name: String) async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/files/x")!)
+        request.httpMethod = "PATCH"
+        request.setValue("v", forHTTPHeaderField: name)
+        await #expect {
+            _ = try await SocketHTTPTransport(timeout: 5).send(request, body: Data("abc".utf8))
+        } throws: { error in
+            guard case .invalidHeader(name, _)? = error as? BlobUploadError else { return false }
+            return true
+        }
+        #expect(server.connectionCount == 0)
+    }
+
+    @Test func theTusClientRefusesItWithoutRetrying() async throws {
+        try TestServers.requireTus()
+        var options = TusUploadOptions()
+        options.headers = ["Authorization": "Bearer x\r\nX-Injected: 1"]
+        let log = EventLog<TusUploadEvent>()
+        let source = UploadSource.streams(name: "injected", length: 3) { InputStream(data: Data("abc".utf8)) }
+        await #expect {
+            _ = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: options) { log.append($0) }
+        } throws: { error in
+            guard case .invalidHeader("Authorization", _)? = error as? BlobUploadError else { return false }
+            return true
+        }
+        #expect(log.retriedErrors.isEmpty)
+        #expect(log.createdURLs.isEmpty)
+    }
+
+    @Test func theStreamedUploaderRefusesIt() async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]])
+        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/x.bin")!
+        await #expect {
+            _ = try await StreamedUploader().upload(
+                InputStream(data: Data("abc".utf8)), to: target, headers: ["Content-Type": "text/plain\r\nX-Injected: 1"])
+        } throws: { error in
+            guard case .invalidHeader("Content-Type", _)? = error as? BlobUploadError else { return false }
+            return true
+        }
+        #expect(server.connectionCount == 0)
+    }
+}
