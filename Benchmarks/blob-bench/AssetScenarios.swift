@@ -59,26 +59,9 @@ func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResu
 /// Seconds to open `stream` and read `expected` bytes with 64 KiB reads, or `nil` (after saying
 /// why on standard error) when the stream fails or returns another number of bytes.
 private func timeSynchronousStream(_ stream: BlobInputStream, expected: Int) -> Double? {
-    let readSize = 64 * 1024
-    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: readSize)
-    defer { buffer.deallocate() }
     let clock = ContinuousClock()
     let start = clock.now
-    stream.open()
-    defer { stream.close() }
-    var total = 0
-    while true {
-        let count = stream.read(buffer, maxLength: readSize)
-        if count > 0 {
-            total += count
-        } else if count == 0 {
-            break
-        } else {
-            let reason = stream.blobError.map { "\($0)" } ?? "unknown error"
-            FileHandle.standardError.write(Data("blob-bench: asset scenario: \(reason)\n".utf8))
-            return nil
-        }
-    }
+    guard let total = Measurement.readToEnd(stream, label: "asset") else { return nil }
     let elapsed = clock.now - start
     guard total == expected else {
         FileHandle.standardError.write(Data("blob-bench: asset scenario: read \(total) bytes, expected \(expected)\n".utf8))

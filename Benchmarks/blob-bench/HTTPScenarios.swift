@@ -61,28 +61,11 @@ func httpScenarios(file: String, fileSize: Int, runs: Int = 3) -> [ScenarioResul
 /// saying why on standard error) and how far the peak resident size rose above the size before
 /// the stream opened.
 private func streamWithPeakGrowth(_ source: HTTPDataSource, expected: Int) -> (seconds: Double?, growth: Int) {
-    let readSize = 64 * 1024
-    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: readSize)
-    defer { buffer.deallocate() }
     let stream = BlobInputStream(dataSource: source)
     LoopbackServers.resetPeakResidentSize()
     let idle = Measurement.residentBytes()
     let start = DispatchTime.now().uptimeNanoseconds
-    stream.open()
-    defer { stream.close() }
-    var total = 0
-    while true {
-        let count = stream.read(buffer, maxLength: readSize)
-        if count > 0 {
-            total += count
-        } else if count == 0 {
-            break
-        } else {
-            let reason = stream.blobError.map { "\($0)" } ?? "unknown error"
-            FileHandle.standardError.write(Data("blob-bench: http scenario: \(reason)\n".utf8))
-            return (nil, 0)
-        }
-    }
+    guard let total = Measurement.readToEnd(stream, label: "http") else { return (nil, 0) }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let growth = max(0, Measurement.peakResidentBytes() - idle)
     guard total == expected else {

@@ -1,3 +1,4 @@
+import BlobStream
 import Foundation
 
 /// Timing helpers: best of a few runs, so a stray hiccup on a shared machine does not decide.
@@ -27,6 +28,29 @@ enum Measurement {
             }
         }
         return best
+    }
+
+    /// Opens `stream`, reads it to the end with 64 KiB reads and closes it; returns the bytes
+    /// read, or `nil` after saying on standard error why the `label` scenario's stream failed.
+    static func readToEnd(_ stream: BlobInputStream, label: String) -> Int? {
+        let readSize = 64 * 1024
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: readSize)
+        defer { buffer.deallocate() }
+        stream.open()
+        defer { stream.close() }
+        var total = 0
+        while true {
+            let count = stream.read(buffer, maxLength: readSize)
+            if count > 0 {
+                total += count
+            } else if count == 0 {
+                return total
+            } else {
+                let reason = stream.blobError.map { "\($0)" } ?? "unknown error"
+                FileHandle.standardError.write(Data("blob-bench: \(label) scenario: \(reason)\n".utf8))
+                return nil
+            }
+        }
     }
 
     /// Wall-clock seconds of an external command (the command's output is discarded).
