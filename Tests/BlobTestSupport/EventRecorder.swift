@@ -104,11 +104,16 @@ public struct Unchecked<Value>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
 }
 
-/// A value shared between a test and the threads it starts.
-public final class Locked<Value: Sendable>: @unchecked Sendable {
+/// A value shared between a test and the threads or callbacks it waits for.
+public final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private var value: Value
-    public init(_ value: Value) { self.value = value }
-    public func set(_ newValue: Value) { lock.withLock { value = newValue } }
-    public func get() -> Value { lock.withLock { value } }
+    private var storage: Value
+    public init(_ value: Value) { storage = value }
+    /// The value, read or replaced under the lock.
+    public var value: Value {
+        get { lock.withLock { storage } }
+        set { lock.withLock { storage = newValue } }
+    }
+    /// Changes the value in place under the lock.
+    public func mutate<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&storage) } }
 }

@@ -37,7 +37,7 @@ public enum ToolProcess {
         let errorData = Locked(Data())
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            errorData.set(errors.fileHandleForReading.readDataToEndOfFile())
+            errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
         }
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         group.wait()
@@ -45,7 +45,7 @@ public enum ToolProcess {
         return Result(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.get(), as: UTF8.self)
+            standardError: String(decoding: errorData.value, as: UTF8.self)
         )
     }
 }

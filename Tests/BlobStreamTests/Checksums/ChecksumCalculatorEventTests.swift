@@ -19,9 +19,9 @@ import Testing
     @Test func eventsOnADispatchQueue() throws {
         let queue = DispatchQueue(label: "checksum-events")
         let stream = BlobInputStream(dataSource: slowSource(), mode: .asynchronous)
-        let outcome = ChecksumBox<Result<ChecksumDigest, BlobStreamError>?>(nil)
-        let reports = ChecksumBox<[ChecksumProgress]>([])
-        let completions = ChecksumBox(0)
+        let outcome = Locked<Result<ChecksumDigest, BlobStreamError>?>(nil)
+        let reports = Locked<[ChecksumProgress]>([])
+        let completions = Locked(0)
         let done = DispatchSemaphore(value: 0)
         ChecksumCalculator(algorithm: .sha256, bufferSize: 64 * 1024).start(stream, delivery: .queue(queue)) { progress in
             dispatchPrecondition(condition: .onQueue(queue))
@@ -42,8 +42,8 @@ import Testing
 
     @Test func eventsOnARunLoop() throws {
         let stream = Unchecked(BlobInputStream(dataSource: slowSource(), mode: .asynchronous))
-        let outcome = ChecksumBox<Result<ChecksumDigest, BlobStreamError>?>(nil)
-        let onLoopThread = ChecksumBox(true)
+        let outcome = Locked<Result<ChecksumDigest, BlobStreamError>?>(nil)
+        let onLoopThread = Locked(true)
         let done = DispatchSemaphore(value: 0)
         let calculator = ChecksumCalculator(algorithm: .crc32c)
         let loop = RunLoopThread(name: "checksum-run-loop") { runLoop, mode in
@@ -103,8 +103,8 @@ import Testing
         source.wouldBlockDelay = 0.002
         let stream = BlobInputStream(dataSource: source, mode: .asynchronous)
         let calculator = ChecksumCalculator(bufferSize: 4096)
-        let completions = ChecksumBox<[Result<ChecksumDigest, BlobStreamError>]>([])
-        let progressAfterCompletion = ChecksumBox(false)
+        let completions = Locked<[Result<ChecksumDigest, BlobStreamError>]>([])
+        let progressAfterCompletion = Locked(false)
         let done = DispatchSemaphore(value: 0)
         calculator.start(stream, delivery: .queue(DispatchQueue(label: "cancel-test"))) { progress in
             if !completions.value.isEmpty { progressAfterCompletion.value = true }

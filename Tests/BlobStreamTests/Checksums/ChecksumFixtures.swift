@@ -80,18 +80,6 @@ struct FixtureError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A value shared between a test and the callbacks it waits for.
-final class ChecksumBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: Value
-    init(_ value: Value) { storage = value }
-    var value: Value {
-        get { lock.withLock { storage } }
-        set { lock.withLock { storage = newValue } }
-    }
-    func mutate<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&storage) } }
-}
-
 /// Serves `bytes`, then fails for good at `failAt` with `error`: a blob whose transfer breaks.
 final class FailingDataSource: BlobDataSource, @unchecked Sendable {
     let resourceName = "failing-source"

@@ -118,8 +118,8 @@ import Testing
 /// Reads an asynchronous stream from its events and checks who sends them.
 private final class EventReader: NSObject, StreamDelegate, @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
-    let senders = ChecksumBox<[Bool]>([])
-    let bytes = ChecksumBox<[UInt8]>([])
+    let senders = Locked<[Bool]>([])
+    let bytes = Locked<[UInt8]>([])
     private weak var expectedSender: InputStream?
 
     init(stream: InputStream) {

@@ -47,7 +47,7 @@ struct SourceReader {
 
     func open() throws -> Result<BlobSourceDescription, BlobStreamError> {
         let done = DispatchSemaphore(value: 0)
-        let box = Box<Result<BlobSourceDescription, BlobStreamError>>()
+        let box = Locked<Result<BlobSourceDescription, BlobStreamError>?>(nil)
         source.open { result in
             box.value = result
             done.signal()
@@ -99,15 +99,6 @@ struct SourceReader {
                 preconditionFailure("read(at:into:) waits through wouldBlock")
             }
         }
-    }
-}
-
-final class Box<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: T?
-    var value: T? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }
 

@@ -24,7 +24,7 @@ import Testing
         request.httpMethod = "PUT"
         request.httpBodyStream = stream
         let done = DispatchSemaphore(value: 0)
-        let result = Box<Outcome>()
+        let result = Locked<Outcome?>(nil)
         URLSession.shared.dataTask(with: request) { _, response, error in
             result.value = Outcome(
                 statusCode: (response as? HTTPURLResponse)?.statusCode,

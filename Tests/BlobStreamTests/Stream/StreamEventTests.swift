@@ -8,11 +8,11 @@ import Testing
     static let nineBytes = Array("123456789".utf8)
 
     /// Reads one byte per `hasBytesAvailable` and closes at the end.
-    static func oneByteReader(_ recorder: EventRecorder, into sink: ByteSink) {
+    static func oneByteReader(_ recorder: EventRecorder, into sink: Locked<[UInt8]>) {
         recorder.on(.hasBytesAvailable) { stream in
             var byte: UInt8 = 0
             let count = (stream as! InputStream).read(&byte, maxLength: 1)
-            if count == 1 { sink.append(byte) }
+            if count == 1 { sink.mutate { $0.append(byte) } }
         }
         recorder.on(.endEncountered) { $0.close() }
         recorder.on(.errorOccurred) { $0.close() }
@@ -22,7 +22,7 @@ import Testing
     func nineByteSourceOnCustomModeRunLoop(mode: BlobInputStream.Mode) {
         let stream = BlobInputStream(dataSource: ScriptedDataSource(bytes: Self.nineBytes), mode: mode)
         let recorder = EventRecorder()
-        let sink = ByteSink()
+        let sink = Locked<[UInt8]>([])
         Self.oneByteReader(recorder, into: sink)
         stream.delegate = recorder
         let box = Unchecked(stream)
@@ -38,7 +38,7 @@ import Testing
         #expect(recorder.all.count == 11)
         #expect(recorder.all.first == .openCompleted)
         #expect(recorder.threads == [ObjectIdentifier(thread.thread)])
-        #expect(sink.bytes == Self.nineBytes)
+        #expect(sink.value == Self.nineBytes)
         #expect(eventually { stream.streamStatus == .closed })
     }
 
@@ -97,24 +97,24 @@ import Testing
         let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let stream = BlobInputStream(dataSource: ScriptedDataSource(bytes: bytes), mode: mode)
         let recorder = EventRecorder()
-        let sink = ByteSink()
+        let sink = Locked<[UInt8]>([])
         let queue = DispatchQueue(label: "delegate-queue")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 7)
-        let onQueue = ByteSink()
+        let onQueue = Locked<[UInt8]>([])
         recorder.on(.hasBytesAvailable) { stream in
-            onQueue.append(DispatchQueue.getSpecific(key: key) == 7 ? 1 : 0)
+            onQueue.mutate { $0.append(DispatchQueue.getSpecific(key: key) == 7 ? 1 : 0) }
             var buffer = [UInt8](repeating: 0, count: 1000)
             let count = (stream as! InputStream).read(&buffer, maxLength: buffer.count)
-            if count > 0 { sink.append(contentsOf: buffer[0..<count]) }
+            if count > 0 { sink.mutate { $0.append(contentsOf: buffer[0..<count]) } }
         }
         recorder.on(.endEncountered) { $0.close() }
         stream.delegate = recorder
         stream.delegateQueue = queue
         stream.open()
         #expect(recorder.wait(for: .endEncountered))
-        #expect(sink.bytes == bytes)
-        #expect(!onQueue.bytes.contains(0))
+        #expect(sink.value == bytes)
+        #expect(!onQueue.value.contains(0))
         #expect(recorder.count(.openCompleted) == 1)
         #expect(recorder.count(.endEncountered) == 1)
         #expect(recorder.count(.errorOccurred) == 0)
@@ -176,27 +176,17 @@ import Testing
         source.wouldBlockDelay = 0.002
         let stream = BlobInputStream(dataSource: source, mode: .asynchronous)
         let recorder = EventRecorder()
-        let sink = ByteSink()
+        let sink = Locked<[UInt8]>([])
         recorder.on(.hasBytesAvailable) { stream in
             var buffer = [UInt8](repeating: 0, count: 5000)
             let count = (stream as! InputStream).read(&buffer, maxLength: buffer.count)
-            if count > 0 { sink.append(contentsOf: buffer[0..<count]) }
+            if count > 0 { sink.mutate { $0.append(contentsOf: buffer[0..<count]) } }
         }
         stream.delegate = recorder
         stream.delegateQueue = DispatchQueue(label: "events")
         stream.open()
         #expect(recorder.wait(for: .endEncountered))
-        #expect(sink.bytes == bytes)
+        #expect(sink.value == bytes)
         #expect(recorder.count(.errorOccurred) == 0)
     }
-}
-
-/// A thread-safe byte collector for delegate callbacks.
-final class ByteSink: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [UInt8] = []
-
-    func append(_ byte: UInt8) { lock.withLock { storage.append(byte) } }
-    func append(contentsOf bytes: some Sequence<UInt8>) { lock.withLock { storage.append(contentsOf: bytes) } }
-    var bytes: [UInt8] { lock.withLock { storage } }
 }

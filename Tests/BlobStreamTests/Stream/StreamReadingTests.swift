@@ -185,7 +185,7 @@ import Testing
         // A thread of its own: a blocked read must not occupy the concurrency pool.
         Thread.detachNewThread {
             var buffer = [UInt8](repeating: 0, count: 10)
-            result.set(box.value.read(&buffer, maxLength: 10))
+            result.value = box.value.read(&buffer, maxLength: 10)
             finished.signal()
         }
         #expect(eventually { stream.streamStatus == .reading })
@@ -194,7 +194,7 @@ import Testing
         stream.close()
         #expect(finished.wait(timeout: .now() + 5) == .success)
         #expect(Date().timeIntervalSince(closed) < 2)
-        #expect(result.get() == -1)
+        #expect(result.value == -1)
         #expect(stream.blobError == .closed)
         #expect(source.closeCount >= 1)
     }
