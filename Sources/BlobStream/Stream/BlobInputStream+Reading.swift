@@ -24,12 +24,7 @@ extension BlobInputStream {
             let direct = destination.count >= max(1, state.blockSize / 2)
             let region = direct ? limited(destination) : cache.fillRegion(limit: state.remaining)
             let readOffset = state.offset
-            state.sourceSignalled = false
-            state.sourceCallsInFlight += 1
-            lock.unlock()
-            let result = dataSource.read(into: region, at: readOffset, whenReadable: signalReader)
-            lock.lock()
-            endSourceCall()
+            let result = readSource(into: region, at: readOffset, whenReadable: signalReader)
             guard state.status == .reading else { return refuseRead() ?? -1 }
 
             switch result {
@@ -139,12 +134,7 @@ extension BlobInputStream {
             let region = cache.fillRegion(limit: state.remaining)
             let readOffset = state.offset
             let generation = state.generation
-            state.sourceSignalled = false
-            state.sourceCallsInFlight += 1
-            lock.unlock()
-            let result = dataSource.read(into: region, at: readOffset, whenReadable: signalRefill)
-            lock.lock()
-            endSourceCall()
+            let result = readSource(into: region, at: readOffset, whenReadable: signalRefill)
             guard state.isReadable, generation == state.generation else { continue }
 
             switch result {
@@ -188,6 +178,23 @@ extension BlobInputStream {
     }
 
     // MARK: Shared
+
+    /// Calls the source's `read` without the lock (held on entry and on return), counted as a
+    /// call in flight so a concurrent `close()` waits for it, and with the wake-up flag reset
+    /// first so a `whenReadable` that fires during the call is not lost.
+    private func readSource(
+        into region: UnsafeMutableRawBufferPointer,
+        at offset: Int64,
+        whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        state.sourceSignalled = false
+        state.sourceCallsInFlight += 1
+        lock.unlock()
+        let result = dataSource.read(into: region, at: offset, whenReadable: whenReadable)
+        lock.lock()
+        endSourceCall()
+        return result
+    }
 
     /// The answer to a read that cannot proceed, or `nil` when it can. Lock held.
     private func refuseRead() -> Int? {
