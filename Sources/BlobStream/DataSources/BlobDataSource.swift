@@ -108,6 +108,23 @@ public protocol BlobDataSource: AnyObject, Sendable {
     /// ``BlobStreamError/wouldDeadlock(resource:reason:)`` instead of hanging. Return `nil` when
     /// waiting is safe.
     func reasonWaitingWouldDeadlock() -> String?
+
+    /// Confirms, without waiting, that the blob is still the version that `open` described.
+    ///
+    /// The stream calls this once it has read the last byte of the blob from the source and
+    /// before it hands that byte to its consumer or reports the end of data, so a blob rewritten
+    /// in place while it was read ends in an error, never in a success made of two versions.
+    /// Like `read`, it is never concurrent with another call of the source, and only comes
+    /// between a successful `open` and `close`.
+    ///
+    /// A file compares its inode and modification time with those of the open (one `fstat`);
+    /// a source whose every response is validated on its own (an HTTP source with `If-Range`)
+    /// has nothing more to check.
+    /// - Parameter offset: The offset the stream has reached: the end of the blob.
+    /// - Returns: `nil` when the version is unchanged or the source cannot tell more than it did
+    ///   at `open`; otherwise the error that replaces the end of data, normally
+    ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``.
+    func confirmUnchanged(at offset: Int64) -> BlobStreamError?
 }
 
 extension BlobDataSource {
@@ -116,5 +133,8 @@ extension BlobDataSource {
 
     /// `nil`: by default a source needs no particular thread to make progress.
     public func reasonWaitingWouldDeadlock() -> String? { nil }
+
+    /// `nil`: by default a source has no cheaper check than the one its `open` made.
+    public func confirmUnchanged(at offset: Int64) -> BlobStreamError? { nil }
 }
 

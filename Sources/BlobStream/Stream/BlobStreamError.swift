@@ -51,6 +51,12 @@ public enum BlobStreamError: Error, Sendable, Hashable {
     case cancelled
     /// Any other failure of a custom data source, described in its own words.
     case sourceFailed(resource: String, reason: String)
+    /// The server at `url` answered in a way HTTP forbids or that cannot carry the blob's own
+    /// bytes (an unknown transfer coding, a content-encoded range, a malformed head).
+    case protocolViolation(url: String, reason: String)
+    /// `path` names something that is not a regular file (a FIFO, a socket, a device), which
+    /// cannot be read at any offset; `kind` says what it is.
+    case notRegularFile(path: String, kind: String)
 }
 
 extension BlobStreamError: CustomStringConvertible {
@@ -96,6 +102,10 @@ extension BlobStreamError: CustomStringConvertible {
             return "cancelled"
         case .sourceFailed(let resource, let reason):
             return "\(resource): \(reason)"
+        case .protocolViolation(let url, let reason):
+            return "\(url): the server broke the HTTP protocol: \(reason)"
+        case .notRegularFile(let path, let kind):
+            return "\(path): is a \(kind), not a regular file; only regular files can be read at any offset"
         }
     }
 }
@@ -130,6 +140,8 @@ extension BlobStreamError: CustomNSError {
         case .unsupportedURL: return 16
         case .cancelled: return 17
         case .sourceFailed: return 18
+        case .protocolViolation: return 19
+        case .notRegularFile: return 20
         }
     }
 
