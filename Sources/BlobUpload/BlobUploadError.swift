@@ -19,6 +19,13 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// body — and FoundationNetworking re-sends an *empty* one on 307/308 — so the redirect is
     /// refused. Send the request to `location` directly instead.
     case redirectRefused(method: String, url: String, statusCode: Int, location: String?)
+    /// A `method` request to `url` was not sent because `url` lies on another origin (scheme,
+    /// host or port) than `allowedOrigin`, the origin the caller named: a tus upload URL (from
+    /// the server's `Location`, or given to resume) off the endpoint's origin, or a redirect
+    /// that leaves the origin of the request. The caller's header fields — `Authorization`,
+    /// `Cookie` and any other credential — are meant for that origin only, so nothing is sent
+    /// elsewhere.
+    case crossOriginRefused(method: String, url: String, allowedOrigin: String)
     /// The tus upload at `url` no longer exists (404 or 410: expired or terminated).
     /// Start a new upload, or let the client do it with
     /// ``TusUploadOptions/restartIfGone``.
@@ -71,6 +78,9 @@ extension BlobUploadError: CustomStringConvertible {
             let target = location.map { " to \($0)" } ?? ""
             return "\(method) \(url): refused to follow the HTTP \(status) redirect\(target): "
                 + "it would re-send the body (FoundationNetworking re-sends an empty one); use the target URL directly"
+        case .crossOriginRefused(let method, let url, let origin):
+            return "\(method) \(url): refused: it is on another origin than \(origin), and the request's header fields "
+                + "(credentials among them) are only sent to \(origin)"
         case .uploadGone(let url, let status):
             return "\(url): the upload is gone (HTTP \(status)): it expired or was terminated; start a new upload"
         case .checksumMismatch(let url, let offset, let attempts):

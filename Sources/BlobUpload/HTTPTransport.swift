@@ -88,7 +88,9 @@ final class HTTPTransport: Sendable {
     ///
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)`` when no answer came,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)`` when a request
-    ///   with a body was redirected, ``BlobUploadError/cancelled`` when the calling task was
+    ///   with a body was redirected,
+    ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when one without a
+    ///   body was redirected to another origin, ``BlobUploadError/cancelled`` when the calling task was
     ///   cancelled. A non-2xx status is *not* an error here: callers decide.
     func send(_ request: URLRequest, body: HTTPBody) async throws(BlobUploadError) -> HTTPReply {
         var request = request
@@ -146,7 +148,7 @@ private final class PendingCall: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>?
         var task: URLSessionTask?
-        var refusedRedirect: (status: Int, location: String?)?
+        var refusedRedirect: RefusedRedirect?
         var result: Result<HTTPReply, BlobUploadError>?
     }
 
@@ -177,8 +179,16 @@ private final class PendingCall: Sendable {
         }
     }
 
-    func refusedRedirect(status: Int, location: String?) {
-        state.withLock { $0.refusedRedirect = (status, location) }
+    /// Why a redirect was not followed.
+    enum RefusedRedirect {
+        /// The request has a body, which would be re-sent (or, by FoundationNetworking, lost).
+        case body(status: Int, location: String?)
+        /// The redirect leaves the request's origin.
+        case crossOrigin(location: String)
+    }
+
+    func refusedRedirect(_ refusal: RefusedRedirect) {
+        state.withLock { $0.refusedRedirect = refusal }
     }
 
     func complete(with result: Result<HTTPReply, BlobUploadError>) {
@@ -206,9 +216,13 @@ private final class PendingCall: Sendable {
 
     /// The typed outcome of URLSession's completion handler.
     func result(data: Data?, response: URLResponse?, error: Error?) -> Result<HTTPReply, BlobUploadError> {
-        if let redirect = state.withLock({ $0.refusedRedirect }) {
-            return .failure(.redirectRefused(
-                method: method, url: url.absoluteString, statusCode: redirect.status, location: redirect.location))
+        switch state.withLock({ $0.refusedRedirect }) {
+        case .body(let status, let location)?:
+            return .failure(.redirectRefused(method: method, url: url.absoluteString, statusCode: status, location: location))
+        case .crossOrigin(let location)?:
+            return .failure(.crossOriginRefused(method: method, url: location, allowedOrigin: "\(URLOrigin(url))"))
+        case nil:
+            break
         }
         if let error {
             if let urlError = error as? URLError {
@@ -234,7 +248,9 @@ private final class PendingCall: Sendable {
 }
 
 /// The task delegate of one request: refuses redirects when the request has a body, follows
-/// them otherwise (requests without a body lose nothing).
+/// them otherwise (requests without a body lose nothing) — within the request's origin only,
+/// because FoundationNetworking sends every header field of the request, credentials
+/// included, to wherever the redirect points.
 private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
     private let call: PendingCall
     private let refuses: Bool
@@ -249,8 +265,15 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard refuses else { return completionHandler(request) }
-        call.refusedRedirect(status: response.statusCode, location: request.url?.absoluteString)
+        let location = request.url?.absoluteString
+        if refuses {
+            call.refusedRedirect(.body(status: response.statusCode, location: location))
+        } else if let target = request.url, URLOrigin(target) == URLOrigin(call.url) {
+            return completionHandler(request)
+        } else {
+            // FoundationNetworking would send every header field of the request along.
+            call.refusedRedirect(.crossOrigin(location: location ?? ""))
+        }
         completionHandler(nil)
     }
 }

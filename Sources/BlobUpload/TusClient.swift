@@ -19,6 +19,17 @@ import FoundationNetworking
 /// files, memory about two chunks, and no
 /// deadlock when the source is itself an HTTP download in this process.
 ///
+/// ## Requests stay on the endpoint's origin
+/// The client's ``headers`` and those of the options — `Authorization`, `Cookie`,
+/// `Proxy-Authorization`, an API key in a header of any name — are meant for the endpoint.
+/// So every request goes to the endpoint's origin (scheme, host and effective port) or not
+/// at all: an upload URL on another origin, whether from the server's `Location` or given
+/// to resume, and a redirect that leaves the origin fail with
+/// ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` before anything is sent
+/// there. Refusing rather than stripping the credentials needs no list of which header
+/// fields are credentials, and an upload is never sent unauthenticated to a place its
+/// caller did not name.
+///
 /// Thread-safe; one client can run many uploads at once. Cancel an upload by cancelling the
 /// task that awaits it; it can be resumed later from its URL.
 public final class TusClient: Sendable {
@@ -73,13 +84,16 @@ public final class TusClient: Sendable {
     }
 
     /// Creates an upload of `length` bytes (`POST` to the endpoint) and returns its URL,
-    /// resolved against the endpoint when the server answers with a relative `Location`.
+    /// resolved against the endpoint when the server answers with a relative `Location`. A
+    /// `Location` on another origin than the endpoint is refused (see the type's discussion):
+    /// the upload it names is never sent a byte.
     /// - Parameter metadata: `Upload-Metadata` pairs; tuspyserver and others require
     ///   `filename` and `filetype`.
     /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` when the server
     ///   answers other than 2xx (the protocol says 201 Created, but any 2xx with a `Location`
     ///   is taken), ``BlobUploadError/protocolViolation(url:reason:)`` without a
-    ///   usable `Location`, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
+    ///   usable `Location`, ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``
+    ///   (with the `PATCH` that would have followed) for one on another origin, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
     ///   ``BlobUploadError/cancelled``.
     public func create(
         length: Int64, metadata: [String: String], headers extra: [String: String] = [:]
@@ -96,13 +110,18 @@ public final class TusClient: Sendable {
         guard let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the Location \"\(location)\" is not a URL")
         }
+        guard URLOrigin(url) == URLOrigin(endpoint) else {
+            throw .crossOriginRefused(method: "PATCH", url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
+        }
         return url
     }
 
     /// Asks the server how much of the upload at `uploadURL` it has (`HEAD`).
     /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` for 404/410,
     ///   ``BlobUploadError/protocolViolation(url:reason:)``
-    ///   without a valid `Upload-Offset`, other statuses, network errors, cancellation.
+    ///   without a valid `Upload-Offset`, other statuses, network errors, cancellation;
+    ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when `uploadURL` is
+    ///   not on the endpoint's origin.
     public func status(of uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) -> TusUploadStatus {
         let reply = try await send("HEAD", uploadURL, headers: extra)
         if [404, 410].contains(reply.statusCode) {
@@ -126,7 +145,9 @@ public final class TusClient: Sendable {
     /// Terminates the upload at `uploadURL` (`DELETE`, the termination extension): the
     /// server frees it and answers 404 or 410 from then on.
     /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` when it was already gone, other
-    ///   statuses, network errors, cancellation.
+    ///   statuses, network errors, cancellation;
+    ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when `uploadURL` is
+    ///   not on the endpoint's origin.
     public func terminate(_ uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) {
         let reply = try await send("DELETE", uploadURL, headers: extra, body: Data())
         if [404, 410].contains(reply.statusCode) {
@@ -143,14 +164,20 @@ public final class TusClient: Sendable {
     /// - Parameters:
     ///   - source: Where the bytes come from.
     ///   - uploadURL: An upload created earlier (by this or another process) to continue, or
-    ///     `nil` to create one. Its `Upload-Length` must equal the source's length.
+    ///     `nil` to create one. Its `Upload-Length` must equal the source's length, and it
+    ///     must be on the endpoint's origin (the client's headers are meant for that origin
+    ///     only): another one fails with
+    ///     ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, unasked.
     ///   - options: Chunking, metadata, checksums, retries.
     ///   - events: Called, on the uploading task, with ``TusUploadEvent/created(uploadURL:)``
     ///     as soon as a new upload exists, progress as the server confirms bytes, and retries.
     /// - Returns: The finished upload.
     /// - Throws: ``BlobUploadError`` — ``BlobUploadError/uploadGone(url:statusCode:)``,
     ///   ``BlobUploadError/retriesExhausted(url:offset:attempts:lastError:)``,
-    ///   ``BlobUploadError/source(_:)``, ``BlobUploadError/cancelled`` and the others.
+    ///   ``BlobUploadError/source(_:)``, ``BlobUploadError/cancelled`` and the others;
+    ///   ``BlobUploadError/protocolViolation(url:reason:)`` when the server confirms bytes
+    ///   it cannot have received (more than this client sent it), so a server can never make
+    ///   the upload report success for bytes it did not receive.
     public func upload(
         _ source: UploadSource,
         resuming uploadURL: URL? = nil,
@@ -161,11 +188,15 @@ public final class TusClient: Sendable {
         return try await upload.run(resuming: uploadURL)
     }
 
-    /// Sends one tus request: `Tus-Resumable` and the client's headers added.
+    /// Sends one tus request: `Tus-Resumable` and the client's headers added. Only to the
+    /// endpoint's origin: the headers are meant for it.
     func send(
         _ method: String, _ url: URL, headers extra: [String: String],
         body: Data? = nil, tusResumable: Bool = true
     ) async throws(BlobUploadError) -> HTTPReply {
+        guard URLOrigin(url) == URLOrigin(endpoint) else {
+            throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
+        }
         var request = URLRequest(url: url)
         request.httpMethod = method
         try HeaderFieldCheck.apply(headers.merging(extra, uniquingKeysWith: { $1 }), to: &request)
