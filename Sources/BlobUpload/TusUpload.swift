@@ -19,6 +19,10 @@ final class TusUpload {
     /// What the server has confirmed: the only offset a PATCH is ever sent from.
     private var offset: Int64 = 0
     private var startOffset: Int64 = 0
+    /// The most the server can have: the end of the furthest PATCH body sent to this upload,
+    /// or the offset it reported when this run resumed it. A server that reports more claims
+    /// bytes it never received.
+    private var sentEnd: Int64 = 0
     private var checksumAlgorithm: ChecksumAlgorithm?
     /// Failures since the offset last moved forward.
     private var failures = 0
@@ -100,6 +104,7 @@ final class TusUpload {
         }
         uploadURL = url
         offset = 0
+        sentEnd = 0
         mismatches = 0
         emit(.created(uploadURL: url))
     }
@@ -118,7 +123,9 @@ final class TusUpload {
         if status.length != length {
             throw .lengthMismatch(url: url.absoluteString, serverLength: status.length, sourceLength: length)
         }
+        // An upload this run did not start: the server's offset is all there is to go by.
         offset = status.offset
+        sentEnd = status.offset
         emit(.resumed(uploadURL: url, offset: offset))
     }
 
@@ -136,6 +143,8 @@ final class TusUpload {
             body = await hook(offset, body)
         }
         bytesSent += Int64(body.count)
+        let end = offset + Int64(body.count)
+        sentEnd = max(sentEnd, end)
         reader.prefetchNext()
         let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body)
         if [404, 410].contains(reply.statusCode) {
@@ -145,10 +154,12 @@ final class TusUpload {
         guard let confirmed = reply.header("upload-offset").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }) else {
             throw .protocolViolation(url: uploadURL.absoluteString, reason: "the PATCH answer has no valid Upload-Offset")
         }
-        guard confirmed > offset, confirmed <= length else {
+        // Less than the whole body is a partial write, continued from there; more than it would
+        // leave a hole the upload reported complete.
+        guard confirmed > offset, confirmed <= end else {
             throw .protocolViolation(
                 url: uploadURL.absoluteString,
-                reason: "the PATCH from offset \(offset) of a \(length)-byte upload answered Upload-Offset \(confirmed)")
+                reason: "the PATCH of \(end - offset) bytes from offset \(offset) answered Upload-Offset \(confirmed)")
         }
         return confirmed
     }
@@ -190,6 +201,11 @@ final class TusUpload {
         }
         if let serverLength = status.length, serverLength != length {
             throw .lengthMismatch(url: uploadURL?.absoluteString ?? "", serverLength: serverLength, sourceLength: length)
+        }
+        guard status.offset <= sentEnd else {
+            throw .protocolViolation(
+                url: uploadURL?.absoluteString ?? "",
+                reason: "the HEAD answered Upload-Offset \(status.offset), but only \(sentEnd) bytes were ever sent")
         }
         advance(to: status.offset)
     }
