@@ -6,6 +6,12 @@ import Synchronization
 /// Fills reusable buffers of chunk size with the bytes of an ``UploadSource`` at any offset —
 /// the bodies of the PATCH requests. Never a temporary file; memory is two chunks.
 ///
+/// The last chunk is complete only once the stream has reported its end (a read of 0 bytes):
+/// a ``BlobInputStream`` confirms its source's version before it does, so the final PATCH of
+/// a blob rewritten while it was read is never sent. Every stream the reader opens is pinned
+/// to the version the first one saw (``VersionPin``): a stream opened after a failure cannot
+/// continue the upload with another version.
+///
 /// The whole chunk is read *before* its request starts: a stream whose source is itself an
 /// HTTP transfer then never has to be read from URLSession's own queue, where waiting for
 /// that transfer would deadlock. While a chunk is being sent, the next one is read into the
@@ -40,6 +46,11 @@ final class ChunkReader: @unchecked Sendable {
     /// else of `current`, once a chunk is prepared.
     private var streamOffset: Int64 = 0
     private var total: Int64?
+
+    /// The version every stream must have.
+    private let pin = VersionPin()
+    /// Why the chunk read ahead could not be: kept when another read cannot help.
+    private var prefetchFailure: BlobUploadError?
 
     init(source: UploadSource, chunkSize: Int) {
         self.source = source
@@ -90,6 +101,8 @@ final class ChunkReader: @unchecked Sendable {
                 prefetched = true
             } catch {
                 spare.count = 0
+                // Another version stays another version; other failures may pass on a re-read.
+                if case .source(.sourceChanged) = error { prefetchFailure = error }
             }
         }
     }
@@ -152,6 +165,7 @@ final class ChunkReader: @unchecked Sendable {
 
     private func prepare(at offset: Int64) throws(BlobUploadError) {
         guard let total else { throw .lengthUnknown(source: source.name) }
+        if let prefetchFailure { throw prefetchFailure }
         if prefetched, offset >= spare.start, offset <= spare.end {
             swap(&current, &spare)
             prefetched = false
@@ -187,12 +201,13 @@ final class ChunkReader: @unchecked Sendable {
         }
     }
 
-    /// Fails unless the stream, having yielded all `total` bytes, is at its end: a source
+    /// Fails unless the stream, having yielded all `total` bytes, reports its end: a source
     /// longer than its declared length would otherwise be uploaded truncated, and the upload
-    /// reported complete. A ``BlobInputStream`` whose length matched when it opened is.
+    /// reported complete. A ``BlobInputStream`` is asked too, although its length matched when
+    /// it opened: its end comes after its source confirmed the version it read
+    /// (``BlobDataSource/confirmUnchanged(at:)``), or as the error that it changed.
     private func requireEnd() throws(BlobUploadError) {
         guard let stream, let total else { return }
-        if let blob = stream as? BlobInputStream, blob.length == total { return }
         var byte: UInt8 = 0
         let count = stream.read(&byte, maxLength: 1)
         if count == 0 { return }
@@ -219,7 +234,7 @@ final class ChunkReader: @unchecked Sendable {
             }
         }
         if stream == nil {
-            let positioned = try source.stream(at: offset)
+            let positioned = try source.stream(at: offset, pinnedTo: pin)
             stream = positioned.stream
             streamOffset = positioned.startOffset
             interrupter.watch(positioned.stream)

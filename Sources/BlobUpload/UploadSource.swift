@@ -14,7 +14,7 @@ public struct UploadSource: Sendable {
     /// The length in bytes, or `nil` to learn it from the first ``BlobInputStream`` opened
     /// (``BlobInputStream/length``).
     public let length: Int64?
-    private let makeStream: @Sendable (_ offset: Int64) throws -> Positioned
+    private let makeStream: @Sendable (_ offset: Int64, _ pin: VersionPin) throws -> Positioned
 
     /// A stream and the offset of the first byte it will yield (at most the offset asked for).
     struct Positioned {
@@ -22,13 +22,19 @@ public struct UploadSource: Sendable {
         var startOffset: Int64
     }
 
-    private init(name: String, length: Int64?, makeStream: @escaping @Sendable (Int64) throws -> Positioned) {
+    private init(name: String, length: Int64?, makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned) {
         self.name = name
         self.length = length
         self.makeStream = makeStream
     }
 
     /// A source that makes ``BlobInputStream``s (synchronous mode) over fresh data sources.
+    ///
+    /// Every data source one upload makes must describe the version the first one described
+    /// (``BlobSourceDescription/identity``): a stream opened again after a failure that finds
+    /// another version, or none where there was one, fails the upload with
+    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``. Each upload pins the version
+    /// anew, so a source can be uploaded again after it changed.
     /// - Parameters:
     ///   - name: The source's name, for messages and the default `filename`.
     ///   - length: The length if known; otherwise it is learned when the first stream opens.
@@ -39,8 +45,8 @@ public struct UploadSource: Sendable {
         length: Int64? = nil,
         _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
     ) -> UploadSource {
-        UploadSource(name: name, length: length) { offset in
-            let stream = BlobInputStream(dataSource: try makeDataSource())
+        UploadSource(name: name, length: length) { offset, pin in
+            let stream = BlobInputStream(dataSource: PinnedDataSource(try makeDataSource(), pin: pin, offset: offset))
             // Refused only for negative offsets; an offset past the end fails the open.
             _ = stream.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey)
             return Positioned(stream: stream, startOffset: offset)
@@ -48,8 +54,9 @@ public struct UploadSource: Sendable {
     }
 
     /// The file at `path`, read with `pread` (a ``FileDataSource``). Its length is read when
-    /// the upload starts; a file that changes meanwhile fails the upload rather than mixing
-    /// versions.
+    /// the upload starts; a file that changes meanwhile (its identity, inode and modification
+    /// time, differs at a reopen or when the end of data is reached) fails the upload rather
+    /// than mixing versions, and the last chunk is not sent.
     public static func file(path: String) -> UploadSource {
         dataSource(name: path) { FileDataSource(path: path) }
     }
@@ -80,7 +87,7 @@ public struct UploadSource: Sendable {
         length: Int64,
         _ makeStream: @escaping @Sendable () throws -> InputStream
     ) -> UploadSource {
-        UploadSource(name: name, length: length) { _ in
+        UploadSource(name: name, length: length) { _, _ in
             Positioned(stream: try makeStream(), startOffset: 0)
         }
     }
@@ -96,15 +103,16 @@ public struct UploadSource: Sendable {
         length: Int64,
         startingAt makeStream: @escaping @Sendable (_ offset: Int64) throws -> InputStream
     ) -> UploadSource {
-        UploadSource(name: name, length: length) { offset in
+        UploadSource(name: name, length: length) { offset, _ in
             Positioned(stream: try makeStream(offset), startOffset: offset)
         }
     }
 
-    /// A new stream whose first byte is at most `offset`.
-    func stream(at offset: Int64) throws(BlobUploadError) -> Positioned {
+    /// A new stream whose first byte is at most `offset`; its data source, if it has one, must
+    /// have the version `pin` holds.
+    func stream(at offset: Int64, pinnedTo pin: VersionPin) throws(BlobUploadError) -> Positioned {
         do {
-            return try makeStream(offset)
+            return try makeStream(offset, pin)
         } catch let error as BlobStreamError {
             throw .source(error)
         } catch let error as BlobUploadError {

@@ -1,0 +1,71 @@
+import BlobStream
+import Synchronization
+
+/// The version of the blob one upload reads, shared by every stream the upload opens on its
+/// source. A ``BlobInputStream`` compares versions across its own reopens; an upload that
+/// opens a new stream after a failure needs the same check across streams, or it would
+/// continue with the bytes of another version, and the server would store a mix.
+///
+/// The first known identity (``BlobSourceDescription/identity``) is pinned. A later open
+/// with another identity, or with none at all, is
+/// ``BlobStreamError/sourceChanged(resource:offset:reason:)``. Opens before any identity is
+/// known cannot be compared, so the first one that reports one is pinned.
+final class VersionPin: Sendable {
+    private let identity = Mutex<String?>(nil)
+
+    /// Why `description`, just opened, is not the pinned version; `nil` when it is (or pins it).
+    func mismatch(_ description: BlobSourceDescription, resource: String, offset: Int64) -> BlobStreamError? {
+        let pinned = identity.withLock { pinned -> String? in
+            if pinned == nil { pinned = description.identity }
+            return pinned
+        }
+        guard let pinned, pinned != description.identity else { return nil }
+        let now = description.identity.map { "\"\($0)\"" } ?? "unknown"
+        return .sourceChanged(
+            resource: resource, offset: offset,
+            reason: "the upload started with version \"\(pinned)\", and a stream opened again finds \(now)")
+    }
+}
+
+/// A data source that checks its version against the upload's ``VersionPin`` whenever it
+/// opens; everything else goes to the source it wraps.
+final class PinnedDataSource: BlobDataSource {
+    private let base: any BlobDataSource
+    private let pin: VersionPin
+    /// Where the stream over this source starts, for the error's offset.
+    private let offset: Int64
+
+    init(_ base: any BlobDataSource, pin: VersionPin, offset: Int64) {
+        self.base = base
+        self.pin = pin
+        self.offset = offset
+    }
+
+    var resourceName: String { base.resourceName }
+
+    var preferredBlockSize: Int { base.preferredBlockSize }
+
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        let (pin, offset, name) = (self.pin, self.offset, base.resourceName)
+        base.open { result in
+            if case .success(let description) = result,
+               let change = pin.mismatch(description, resource: name, offset: offset) {
+                completion(.failure(change))
+            } else {
+                completion(result)
+            }
+        }
+    }
+
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        base.read(into: buffer, at: offset, whenReadable: whenReadable)
+    }
+
+    func close() { base.close() }
+
+    func reasonWaitingWouldDeadlock() -> String? { base.reasonWaitingWouldDeadlock() }
+
+    func confirmUnchanged(at offset: Int64) -> BlobStreamError? { base.confirmUnchanged(at: offset) }
+}
