@@ -44,6 +44,8 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     case protocolViolation(url: String, reason: String)
     /// The length of `source` is not known, but a tus upload must announce it when created.
     case lengthUnknown(source: String)
+    /// The option `name` has a value the client cannot work with; nothing was sent.
+    case invalidOption(name: String, reason: String)
     /// The metadata key `key` cannot be sent in `Upload-Metadata`.
     case invalidMetadata(key: String, reason: String)
     /// The request header field `name` cannot be sent: its name is not an HTTP token, or its
@@ -95,6 +97,8 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(url): the server broke the tus protocol: \(reason)"
         case .lengthUnknown(let source):
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
+        case .invalidOption(let name, let reason):
+            return "option \(name): \(reason)"
         case .invalidMetadata(let key, let reason):
             return "metadata key \"\(key)\" cannot be sent: \(reason)"
         case .invalidHeader(let name, let reason):

@@ -4,7 +4,8 @@ import Foundation
 import Synchronization
 
 /// Fills reusable buffers of chunk size with the bytes of an ``UploadSource`` at any offset —
-/// the bodies of the PATCH requests. Never a temporary file; memory is two chunks.
+/// the bodies of the PATCH requests. Never a temporary file; memory is two chunks, or twice
+/// the source's length when that is less.
 ///
 /// The last chunk is complete only once the stream has reported its end (a read of 0 bytes):
 /// a ``BlobInputStream`` confirms its source's version before it does, so the final PATCH of
@@ -52,29 +53,37 @@ final class ChunkReader: @unchecked Sendable {
     /// Why the chunk read ahead could not be: kept when another read cannot help.
     private var prefetchFailure: BlobUploadError?
 
+    /// A reader of chunks of `chunkSize` bytes (at least 1); the buffers are allocated by
+    /// ``start(at:)``, once the source's length is known.
     init(source: UploadSource, chunkSize: Int) {
         self.source = source
         self.chunkSize = max(1, chunkSize)
-        current = Slot(buffer: .allocate(byteCount: self.chunkSize, alignment: 16))
-        spare = Slot(buffer: .allocate(byteCount: self.chunkSize, alignment: 16))
+        current = Slot(buffer: UnsafeMutableRawBufferPointer(start: nil, count: 0))
+        spare = Slot(buffer: UnsafeMutableRawBufferPointer(start: nil, count: 0))
     }
+
+    /// The bytes each buffer holds (test seam).
+    var bufferCapacity: Int { current.buffer.count }
 
     deinit {
         stream?.close()
-        current.buffer.deallocate()
-        spare.buffer.deallocate()
+        free(current.buffer.baseAddress)
+        free(spare.buffer.baseAddress)
     }
 
-    /// Opens a stream at `offset` and returns the source's length: the declared one, or the
-    /// one the opened ``BlobInputStream`` reports. A declared length that a ``BlobInputStream``
-    /// contradicts fails with ``BlobUploadError/lengthMismatch(url:serverLength:sourceLength:)``;
-    /// a plain stream that yields more than it is checked when its last chunk is read.
+    /// Opens a stream at `offset`, allocates the buffers, and returns the source's length:
+    /// the declared one, or the one the opened ``BlobInputStream`` reports. A declared length
+    /// that a ``BlobInputStream`` contradicts fails with
+    /// ``BlobUploadError/lengthMismatch(url:serverLength:sourceLength:)``; a plain stream that
+    /// yields more than it is checked when its last chunk is read. Buffers that cannot be
+    /// allocated fail with ``BlobUploadError/invalidOption(name:reason:)``, never a trap.
     func start(at offset: Int64) async throws(BlobUploadError) -> Int64 {
         try await onQueue { reader throws(BlobUploadError) in
             try reader.reposition(to: offset)
             let length = reader.source.length ?? (reader.stream as? BlobInputStream)?.length
             guard let length else { throw .lengthUnknown(source: reader.source.name) }
             reader.total = length
+            try reader.allocateBuffers(for: length)
             return length
         }
     }
@@ -250,11 +259,34 @@ final class ChunkReader: @unchecked Sendable {
                 throw .lengthMismatch(url: source.name, serverLength: declared, sourceLength: length)
             }
         }
-        // Skip forward (plain streams cannot seek): read into the buffer and drop.
-        while streamOffset < offset {
-            let wanted = Int(min(offset - streamOffset, Int64(current.buffer.count)))
-            _ = try read(into: UnsafeMutableRawBufferPointer(rebasing: current.buffer[0..<wanted]), expectedLength: total)
+        // Skip forward (plain streams cannot seek): read and drop, before the buffers may exist.
+        if streamOffset < offset {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+            defer { scratch.deallocate() }
+            while streamOffset < offset {
+                let wanted = Int(min(offset - streamOffset, Int64(scratch.count)))
+                _ = try read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<wanted]), expectedLength: total)
+            }
         }
+    }
+
+    /// Gives both buffers room for a chunk of a source of `length` bytes, no more than it has.
+    private func allocateBuffers(for length: Int64) throws(BlobUploadError) {
+        let capacity = Int(min(Int64(chunkSize), max(length, 1)))
+        guard current.buffer.count < capacity else { return }
+        free(current.buffer.baseAddress)
+        free(spare.buffer.baseAddress)
+        current = Slot(buffer: UnsafeMutableRawBufferPointer(start: nil, count: 0))
+        spare = current
+        // malloc, unlike `allocate`, reports a failure instead of trapping.
+        let first = malloc(capacity), second = malloc(capacity)
+        guard let first, let second else {
+            free(first)
+            free(second)
+            throw .invalidOption(name: "chunkSize", reason: "two buffers of \(capacity) bytes cannot be allocated")
+        }
+        current = Slot(buffer: UnsafeMutableRawBufferPointer(start: first, count: capacity))
+        spare = Slot(buffer: UnsafeMutableRawBufferPointer(start: second, count: capacity))
     }
 
     /// One read into `slot`; returns the count (more than zero) or throws.

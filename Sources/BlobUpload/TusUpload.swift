@@ -41,6 +41,7 @@ final class TusUpload {
     }
 
     func run(resuming existing: URL?) async throws(BlobUploadError) -> TusUploadResult {
+        try options.validate()
         let capabilities = try await discover()
         checksumAlgorithm = options.checksum.algorithm(for: capabilities)
         if let existing {
@@ -253,11 +254,18 @@ final class TusUpload {
         emit(.retrying(attempt: failures, delay: delay, error: error))
         if delay > 0 {
             do {
-                try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                try await Task.sleep(nanoseconds: Self.nanoseconds(forDelay: delay))
             } catch {
                 throw .cancelled
             }
         }
+    }
+
+    /// `delay` seconds for `Task.sleep`, within 0 and a day: a policy's delay can be anything a
+    /// `Double` holds (infinite, not a number), and converting those traps.
+    static func nanoseconds(forDelay delay: TimeInterval) -> UInt64 {
+        guard delay > 0 else { return 0 }
+        return UInt64(min(delay, 86_400) * 1_000_000_000)
     }
 
     /// Failures that may pass: the connection, a restarting or busy server, a lost race.

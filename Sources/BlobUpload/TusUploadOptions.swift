@@ -5,7 +5,14 @@ public struct TusUploadOptions: Sendable {
     /// The body size of each PATCH, and the memory the upload needs: two buffers of this size,
     /// one being sent while the next is read (plus, over URLSession, its copy of the chunk in
     /// flight). 4 MiB by default.
+    ///
+    /// From 1 byte to ``maxChunkSize``; any other value fails the upload with
+    /// ``BlobUploadError/invalidOption(name:reason:)`` before anything is sent. The buffers are
+    /// never larger than the source, so a chunk size above the source's length costs nothing.
     public var chunkSize: Int = 4 * 1024 * 1024
+    /// The largest ``chunkSize``: 1 GiB. Two buffers of a chunk are held in memory, and a
+    /// larger request body gains nothing in throughput while most servers refuse it.
+    public static let maxChunkSize = 1 << 30
     /// The `filename` metadata; defaults to the last path component of the source's name.
     public var filename: String?
     /// The `filetype` metadata. `application/octet-stream` by default.
@@ -32,6 +39,14 @@ public struct TusUploadOptions: Sendable {
 
     /// Options with every default.
     public init() {}
+
+    /// Fails for values the upload cannot work with, before anything is sent.
+    func validate() throws(BlobUploadError) {
+        guard (1...Self.maxChunkSize).contains(chunkSize) else {
+            throw .invalidOption(
+                name: "chunkSize", reason: "\(chunkSize) bytes is not within 1 and \(Self.maxChunkSize) (1 GiB)")
+        }
+    }
 }
 
 /// Retries with randomised exponential backoff, as the tus protocol recommends.
@@ -48,7 +63,8 @@ public struct TusRetryPolicy: Sendable, Hashable {
     /// The longest delay between retries, in seconds. 8.
     public var maxDelay: TimeInterval = 8
     /// The fraction by which each delay is randomly shortened or lengthened, so clients that
-    /// failed together do not retry together. 0.2.
+    /// failed together do not retry together. 0.2; taken within 0 and 1. A delay longer than a
+    /// day is a day.
     public var jitter = 0.2
 
     /// A policy with every default.
@@ -57,8 +73,10 @@ public struct TusRetryPolicy: Sendable, Hashable {
     /// The delay before retry number `attempt` (1 for the first).
     func delay(forAttempt attempt: Int) -> TimeInterval {
         let base = min(maxDelay, initialDelay * pow(2, Double(max(0, attempt - 1))))
-        guard jitter > 0 else { return base }
-        return max(0, base * Double.random(in: (1 - jitter)...(1 + jitter)))
+        // A random range from a negative, infinite or NaN jitter would trap.
+        let spread = jitter.isNaN ? 0 : min(max(jitter, 0), 1)
+        guard spread > 0, base.isFinite else { return base }
+        return max(0, base * Double.random(in: (1 - spread)...(1 + spread)))
     }
 }
 
