@@ -90,8 +90,8 @@ final class HTTPTransport: Sendable {
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)`` when a request
     ///   with a body was redirected,
     ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when one without a
-    ///   body was redirected to another origin, ``BlobUploadError/cancelled`` when the calling task was
-    ///   cancelled. A non-2xx status is *not* an error here: callers decide.
+    ///   body was redirected to another origin, ``BlobUploadError/cancelled`` when the calling
+    ///   task was cancelled. A non-2xx status is *not* an error here: callers decide.
     func send(_ request: URLRequest, body: HTTPBody) async throws(BlobUploadError) -> HTTPReply {
         var request = request
         let payload: Data?

@@ -40,7 +40,9 @@ public struct HTTPUploadResponse: Sendable {
 ///
 /// ## Redirects
 /// FoundationNetworking would follow a 307/308 by re-sending an *empty* body. Redirects are
-/// therefore refused with ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``.
+/// therefore refused with ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
+/// whatever their target: the body and the header fields (credentials among them) go to
+/// `url` and nowhere else.
 ///
 /// Thread-safe; one uploader can run many uploads at once.
 public final class StreamedUploader: Sendable {
