@@ -35,7 +35,8 @@ import FoundationNetworking
 public final class TusClient: Sendable {
     /// The creation URL uploads are `POST`ed to (and `OPTIONS` asked).
     public let endpoint: URL
-    /// Headers sent with every request (authorization), besides those of the options.
+    /// Headers sent with every request (authorization), besides those of the options; only
+    /// ever to the endpoint's origin, since any of them may be a credential.
     public let headers: [String: String]
     /// How requests travel.
     public let transport: Transport

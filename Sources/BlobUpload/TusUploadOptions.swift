@@ -31,7 +31,8 @@ public struct TusUploadOptions: Sendable {
     /// How many times in a row one chunk may be answered 460 Checksum Mismatch before the
     /// upload fails with ``BlobUploadError/checksumMismatch(url:offset:attempts:)``.
     public var maxChecksumMismatches = 3
-    /// Extra headers sent with every request (authorization).
+    /// Extra headers sent with every request (authorization); only ever to the endpoint's
+    /// origin, like the client's (see ``TusClient``).
     public var headers: [String: String] = [:]
     /// Test seam: given the offset and a copy of each PATCH body (after its checksum was
     /// computed), returns the body to send — to corrupt it in transit or to act between chunks.
