@@ -176,12 +176,13 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         switch urlError.code {
         case .timedOut:
             return .timedOut(operation: "waiting for the server", seconds: timeout)
-        case .badURL, .unsupportedURL, .cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse,
-             .badServerResponse, .httpTooManyRedirects, .userAuthenticationRequired,
+        case .cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse, .badServerResponse:
+            return .protocolViolation(reason: reason)
+        case .badURL, .unsupportedURL, .httpTooManyRedirects, .userAuthenticationRequired,
              .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
              .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
              .clientCertificateRequired:
-            return .protocolViolation(reason: reason)
+            return .unusable(reason: reason)
         default:
             return .connection(reason: reason)
         }
