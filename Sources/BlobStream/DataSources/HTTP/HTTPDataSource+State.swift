@@ -112,7 +112,8 @@ extension HTTPDataSource {
               let buffer = s.buffer else { return }
         let usesURLSession = configuration.transport == .urlSession || url.scheme?.lowercased() == "https"
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
-        let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil, extraFields: configuration.headers)
+        let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil,
+                                        extraFields: configuration.headers, credentialFields: configuration.credentialHeaders)
         startTransfer(request, redirects: 0, &s, &effects)
     }
 
