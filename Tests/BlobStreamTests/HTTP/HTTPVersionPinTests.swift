@@ -156,6 +156,19 @@ import Testing
     }
 
     @Test(arguments: transports)
+    func rangeThatRunsPastTheKnownLengthIsSourceChanged(transport: HTTPDataSource.Transport) async throws {
+        // A server that names no version: the length is all there is to check, and a range that
+        // ends past it (`*` total) is a longer blob, another version.
+        let longer = TempFiles.pseudoRandomBytes(count: 150_000, seed: 62)
+        let (result, _, url) = try await Self.seekAfterPin(transport: transport, first: [:]) { request in
+            let first = Self.range(of: request).0
+            return ScriptedHTTPServer.response(
+                status: "206 Partial Content", fields: ["Content-Range": "bytes \(first)-149999/*"], body: Array(longer[first...]))
+        }
+        Self.expectChanged(result, url, mentioning: "length")
+    }
+
+    @Test(arguments: transports)
     func contentRangeThatStartsElsewhereIsAProtocolViolation(transport: HTTPDataSource.Transport) async throws {
         let (result, _, url) = try await Self.seekAfterPin(transport: transport, first: ["ETag": "\"v1\""]) {
             Self.partial($0, fields: ["ETag": "\"v1\""], from: 49_000)

@@ -25,7 +25,8 @@ import Synchronization
 ///   rule (a weak tag or a date alone does not prove the same bytes, so every validator given is
 ///   held to);
 /// - the length it names (a `206`'s `Content-Range` total, a `200`'s `Content-Length`) must be
-///   the length any earlier response named; a `200` of unknown length must still reach it.
+///   the length any earlier response named, a `206` (even of total `*`) may not reach past it,
+///   and a `200` of unknown length must still reach it.
 /// Requests after the first carry `If-Range` with the pinned strong `ETag`, or else with
 /// `Last-Modified` when it is a strong validator (the same response's `Date` is a second or more
 /// later, RFC 9110 §8.8.2.2), so a server whose blob changed answers `200` with the new blob. A

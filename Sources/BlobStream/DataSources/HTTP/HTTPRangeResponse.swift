@@ -21,9 +21,9 @@ struct HTTPRangeResponse: Equatable {
     /// - a `206` must carry a valid `Content-Range` that starts at the offset asked for, whose
     ///   `Content-Length` (if any) is the range's size, else `protocolViolation`;
     /// - once a version is pinned, a `200` or `206` must name it (``HTTPBlobVersion`` says how),
-    ///   and a length it names (`Content-Range` total, a `200`'s `Content-Length`) must equal the
-    ///   known one, else ``BlobStreamError/sourceChanged(resource:offset:reason:)`` at the offset
-    ///   asked for;
+    ///   a length it names (`Content-Range` total, a `200`'s `Content-Length`) must equal the
+    ///   known one, and a `206`'s last byte must lie within it, else
+    ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)`` at the offset asked for;
     /// - a `416` ends the blob only if its `bytes */total` is exactly the offset asked for, the
     ///   known length if any, and the validators it names (it may name none) are the pinned ones.
     /// - Parameters:
@@ -61,6 +61,9 @@ struct HTTPRangeResponse: Equatable {
                 return violation("Content-Length \(length) is not the size of Content-Range \(range.first)-\(range.last)")
             }
             if let reason = pinned?.mismatch(with: version) ?? lengthChange(to: range.total) { return changed(reason) }
+            if let knownLength, range.last >= knownLength {
+                return changed("another version: the length was \(knownLength) bytes and now there is a byte at \(range.last)")
+            }
             return .success(HTTPRangeResponse(
                 length: range.total, version: version, skip: 0,
                 bodyEnd: range.last + 1, ignoresRange: false, isEndOfBlob: false))
