@@ -68,4 +68,23 @@ import Testing
         #expect(HTTPBlobVersion.seconds(inHTTPDate: "Sunday, 06-Nov-94 08:49:37 GMT") == nil)
         #expect(HTTPResponseHead(statusCode: 416, fields: [("Content-Range", "bytes */1000")]).unsatisfiedRangeTotal == 1000)
     }
+
+    @Test func headThatCouldBeReadTwoWaysIsRefused() throws {
+        func parse(_ text: String) -> HTTPResponseHead? { HTTPResponseHead(parsing: Array(text.utf8)) }
+        // A bare LF ends a line for libcurl: the socket transport must not see a field value
+        // where URLSession sees a Transfer-Encoding.
+        #expect(parse("HTTP/1.1 200 OK\r\nX-A: a\nTransfer-Encoding: gzip\r\nContent-Length: 3") == nil)
+        #expect(parse("HTTP/1.1 200 OK\r\nX-A: a\rb") == nil)
+        #expect(parse("HTTP/1.1 200 OK\r\nX-A: a\u{0}b") == nil)
+        #expect(parse("HTTP/1.1 +20 OK") == nil)
+        #expect(parse("HTTP/1.1 2000 OK") == nil)
+        #expect(parse("HTTP/1.1 099 OK") == nil)
+        #expect(parse("HTTP/1.1 200 OK\r\n Folded: before any field") == nil)
+        // A folded line continues the field before it; it does not start a field of its own.
+        let folded = try #require(parse("HTTP/1.1 200 OK\r\nX-A: one\r\n Transfer-Encoding: gzip\r\nContent-Length: 3"))
+        #expect(folded["x-a"] == "one Transfer-Encoding: gzip")
+        #expect(folded["transfer-encoding"] == nil)
+        #expect(folded.framingViolation == nil)
+        #expect(try #require(parse("HTTP/1.1 206")).statusCode == 206)
+    }
 }

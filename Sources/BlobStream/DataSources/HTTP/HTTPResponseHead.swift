@@ -48,22 +48,32 @@ struct HTTPResponseHead: Sendable, Equatable {
     }
 
     /// Parses a response head: the status line and the header lines, without the blank line that
-    /// ends it. Returns `nil` when it is not an HTTP/1.x response head.
+    /// ends it. Returns `nil` when it is not an HTTP/1.x response head, or could be read two ways:
+    /// a status code that is not three digits, a bare CR, LF or NUL inside a line (another parser
+    /// may end the line there and see a field this one does not), a line without a colon or
+    /// name, or a folded line (`obs-fold`) before any field. A folded line after a field is
+    /// joined to it with a space, as RFC 9112 §5.2 asks of a user agent.
     init?(parsing bytes: some Collection<UInt8>) {
         guard let text = String(bytes: bytes, encoding: .isoLatin1) else { return nil }
         var lines = text.components(separatedBy: "\r\n")
+        guard !lines.contains(where: { $0.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" } }) else { return nil }
         let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."),
-              let code = Int(statusLine[1]), (100...999).contains(code) else { return nil }
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), statusLine[1].count == 3,
+              let code = Self.decimal(statusLine[1]), code >= 100 else { return nil }
         var fields: [(String, String)] = []
         for line in lines where !line.isEmpty {
+            if line.first == " " || line.first == "\t" {
+                guard let last = fields.popLast() else { return nil }
+                fields.append((last.0, last.1 + " " + line.trimmingCharacters(in: .whitespaces)))
+                continue
+            }
             guard let colon = line.firstIndex(of: ":") else { return nil }
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             guard !name.isEmpty else { return nil }
             fields.append((name, value))
         }
-        self.init(statusCode: code, fields: fields)
+        self.init(statusCode: Int(code), fields: fields)
     }
 
     /// The value of the field `name` (any case).
