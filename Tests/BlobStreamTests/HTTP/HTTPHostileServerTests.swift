@@ -155,4 +155,27 @@ import Testing
         }
         #expect(reason.contains("offset 50000"), "\(reason)")
     }
+
+    @Test(arguments: transports)
+    func peerThatClosesInsideAChunkIsANetworkErrorAtTheOffset(transport: HTTPDataSource.Transport) async throws {
+        // A chunked body of unknown length announces a chunk of 100,000 bytes, sends 50,000 and
+        // closes: the end of the connection is not the end of the blob.
+        let answer = Self.raw(["HTTP/1.1 200 OK", "Transfer-Encoding: chunked", "Connection: close"],
+                              body: Array("\(String(100_000, radix: 16))\r\n".utf8) + Array(Self.bytes[0..<50_000]))
+        let server = try ScriptedHTTPServer { _ in answer }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        let result = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 1 << 20, maxRetries: 1, retryDelay: 0.01, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source, timeout: 30)
+            _ = try reader.open().get()
+            return try reader.readToEnd()
+        }
+        guard case .failure(.network(url.absoluteString, let reason)) = result else {
+            Issue.record("expected a network error at 50000, got \(result.map(\.count))")
+            return
+        }
+        #expect(reason.contains("offset 50000"), "\(reason)")
+    }
 }
