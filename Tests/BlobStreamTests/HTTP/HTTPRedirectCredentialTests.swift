@@ -90,4 +90,38 @@ import Testing
             #expect(request.fields["x-trace"] == "t2")
         }
     }
+
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func credentialsDroppedOnARedirectStayDroppedWhenItComesBack(transport: HTTPDataSource.Transport) async throws {
+        // origin /start -> other /bounce -> origin /blob: the other origin chose the last hop, so
+        // the credential it made the source drop is not restored by it.
+        let bytes = TempFiles.pseudoRandomBytes(count: 20_000, seed: 33)
+        let ports = Locked<Int>(0)
+        let other = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "http://127.0.0.1:\(ports.value)/blob"])
+        }
+        defer { other.stop() }
+        let origin = try ScriptedHTTPServer { request in
+            guard request.target == "/blob" else {
+                return ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "http://127.0.0.1:\(other.port)/bounce"])
+            }
+            return ScriptedHTTPServer.response(
+                status: "206 Partial Content", fields: ["Content-Range": "bytes 0-19999/20000", "ETag": "\"e3\""], body: bytes)
+        }
+        defer { origin.stop() }
+        ports.value = origin.port
+        let url = URL(string: "http://127.0.0.1:\(origin.port)/start")!
+        let read = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(headers: ["Authorization": "Bearer secret"], transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return try reader.readToEnd().get()
+        }
+        #expect(read == bytes)
+        #expect(origin.requests.map(\.target) == ["/start", "/blob"])
+        #expect(origin.requests.first?.fields["authorization"] == "Bearer secret")
+        #expect(other.requests.first?.fields["authorization"] == nil)
+        #expect(origin.requests.last?.fields["authorization"] == nil, "not restored by a hop the other origin chose")
+    }
 }
