@@ -65,7 +65,7 @@ import Synchronization
 /// ## Failures
 /// A dropped connection, a body shorter than announced, or a timeout
 /// (``Configuration/requestTimeout``, ``Configuration/idleTimeout``) is handled inside the
-/// source: it reconnects at the first byte it does not have, with the pinned validator, after
+/// source: it reconnects at the first byte it does not have, checked against the pin, after
 /// ``Configuration/retryDelay`` doubling each time, at most ``Configuration/maxRetries`` times in
 /// a row, while reads answer `wouldBlock`; the output stays byte-identical. It does not return
 /// ``BlobSourceReadResult/invalidated`` for this, because a reopen by the stream would drop the

@@ -18,7 +18,8 @@ struct HTTPRangeRequest: Sendable {
     var first: Int64
     /// One past the last byte wanted, or `nil` for "to the end of the blob".
     var end: Int64?
-    /// The pinned version for `If-Range`, or `nil` before the first response.
+    /// The pinned strong validator for `If-Range` (see ``HTTPBlobVersion/ifRangeValue``), or `nil`
+    /// before the first response or when the pinned version has none.
     var validator: String?
     /// The caller's header fields, minus the reserved ones.
     var extraFields: [(String, String)]
