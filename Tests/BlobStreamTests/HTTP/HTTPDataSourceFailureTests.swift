@@ -75,7 +75,7 @@ import Testing
             defer { source.close() }
             return try SourceReader(source: source).open()
         }
-        guard case .failure(.sourceFailed(resource: url.absoluteString, reason: let reason)) = opened else {
+        guard case .failure(.protocolViolation(url: url.absoluteString, reason: let reason)) = opened else {
             Issue.record("expected a refusal, got \(opened)")
             return
         }

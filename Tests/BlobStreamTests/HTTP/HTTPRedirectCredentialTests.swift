@@ -49,4 +49,79 @@ import Testing
         #expect(elsewhere.first?.fields["x-trace"] == "t1", "other headers follow the redirect")
         #expect(elsewhere.first?.fields["range"]?.hasPrefix("bytes=0-") == true)
     }
+
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func noCredentialFollowsARedirectToAnotherPort(transport: HTTPDataSource.Transport) async throws {
+        // Same scheme and host, another port: another origin. Every credential field stays
+        // behind, on the first request and on every reconnect or seek after it.
+        let bytes = TempFiles.pseudoRandomBytes(count: 100_000, seed: 32)
+        let other = try ScriptedHTTPServer { request in
+            let (first, last) = HTTPVersionPinTests.range(of: request, count: bytes.count)
+            return ScriptedHTTPServer.response(
+                status: "206 Partial Content",
+                fields: ["Content-Range": "bytes \(first)-\(last)/\(bytes.count)", "ETag": "\"e2\""], body: Array(bytes[first...last]))
+        }
+        defer { other.stop() }
+        let origin = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "307 Temporary Redirect", fields: ["Location": "http://127.0.0.1:\(other.port)/blob"])
+        }
+        defer { origin.stop() }
+        let headers = ["Authorization": "Bearer secret", "Proxy-Authorization": "Basic cHJveHk=", "Cookie": "session=s1",
+                       "X-Api-Key": "k1", "X-Trace": "t2"]
+        let url = URL(string: "http://127.0.0.1:\(origin.port)/blob")!
+        let (head, tail) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(headers: headers, credentialHeaders: ["x-API-key"], readAheadLimit: 16 * 1024, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return (try reader.read(at: 0, count: 1000), try reader.readToEnd(from: 60_000).get())
+        }
+        #expect(head == .read(1000))
+        #expect(tail == Array(bytes[60_000...]))
+        #expect(origin.requests.count >= 2)
+        #expect(origin.requests.allSatisfy { $0.fields["authorization"] == "Bearer secret" && $0.fields["cookie"] == "session=s1" && $0.fields["x-api-key"] == "k1" })
+        let elsewhere = other.requests
+        #expect(elsewhere.count >= 2)
+        for request in elsewhere {
+            #expect(request.fields["authorization"] == nil)
+            #expect(request.fields["proxy-authorization"] == nil)
+            #expect(request.fields["cookie"] == nil)
+            #expect(request.fields["x-api-key"] == nil, "a field the caller marked as a credential")
+            #expect(request.fields["x-trace"] == "t2")
+        }
+    }
+
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func credentialsDroppedOnARedirectStayDroppedWhenItComesBack(transport: HTTPDataSource.Transport) async throws {
+        // origin /start -> other /bounce -> origin /blob: the other origin chose the last hop, so
+        // the credential it made the source drop is not restored by it.
+        let bytes = TempFiles.pseudoRandomBytes(count: 20_000, seed: 33)
+        let ports = Locked<Int>(0)
+        let other = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "http://127.0.0.1:\(ports.value)/blob"])
+        }
+        defer { other.stop() }
+        let origin = try ScriptedHTTPServer { request in
+            guard request.target == "/blob" else {
+                return ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "http://127.0.0.1:\(other.port)/bounce"])
+            }
+            return ScriptedHTTPServer.response(
+                status: "206 Partial Content", fields: ["Content-Range": "bytes 0-19999/20000", "ETag": "\"e3\""], body: bytes)
+        }
+        defer { origin.stop() }
+        ports.value = origin.port
+        let url = URL(string: "http://127.0.0.1:\(origin.port)/start")!
+        let read = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(headers: ["Authorization": "Bearer secret"], transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return try reader.readToEnd().get()
+        }
+        #expect(read == bytes)
+        #expect(origin.requests.map(\.target) == ["/start", "/blob"])
+        #expect(origin.requests.first?.fields["authorization"] == "Bearer secret")
+        #expect(other.requests.first?.fields["authorization"] == nil)
+        #expect(origin.requests.last?.fields["authorization"] == nil, "not restored by a hop the other origin chose")
+    }
 }

@@ -88,8 +88,10 @@ struct HTTPBodyDecoder {
             let line = String(decoding: digits, as: UTF8.self)
             let sizeText = line.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
                 .trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
-            guard let size = Int64(sizeText, radix: 16), size >= 0 else {
-                throw Self.malformed("the chunk size \"\(sizeText)\" is not a hexadecimal number")
+            // Hex digits only: `Int64(_:radix:)` would take a sign ("-0" ends the body early).
+            let isHex = !sizeText.isEmpty && sizeText.utf8.allSatisfy { Self.hexDigits.contains($0) }
+            guard isHex, let size = Int64(sizeText, radix: 16) else {
+                throw Self.malformed("the chunk size \"\(sizeText.prefix(40))\" is not a hexadecimal number that fits in 63 bits")
             }
             framing = .chunked(size == 0 ? .trailer(lineLength: 0) : .data(remaining: size))
         case .dataEnd(let seen):
@@ -108,6 +110,8 @@ struct HTTPBodyDecoder {
             break
         }
     }
+
+    private static let hexDigits = Set("0123456789abcdefABCDEF".utf8)
 
     private static func malformed(_ reason: String) -> HTTPTransferFailure {
         .protocolViolation(reason: "malformed chunked body: \(reason)")

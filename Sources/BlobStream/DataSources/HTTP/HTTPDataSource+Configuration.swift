@@ -18,9 +18,14 @@ extension HTTPDataSource {
     public struct Configuration: Sendable {
         /// Header fields added to every request, for example `Authorization`. `Range`,
         /// `If-Range`, `Accept-Encoding`, `Host` and `Connection` are the source's own and are
-        /// ignored here. `Authorization`, `Proxy-Authorization` and `Cookie` are not sent after
-        /// a redirect to another scheme, host or port.
+        /// ignored here. `Authorization`, `Proxy-Authorization` and `Cookie`, and those named in
+        /// ``credentialHeaders``, are not sent after a redirect to another scheme, host or port.
         public var headers: [String: String]
+
+        /// Names (any case) of further fields in ``headers`` that carry credentials, such as
+        /// `X-API-Key`: like `Authorization`, they are sent only to the origin (scheme, host and
+        /// port) of the URL, never after a redirect to another.
+        public var credentialHeaders: Set<String>
 
         /// The most bytes downloaded ahead of the reader (at least 16 KiB). When they are
         /// buffered the download pauses, and it resumes once the reader has consumed half.
@@ -47,6 +52,7 @@ extension HTTPDataSource {
         /// Creates a configuration; every parameter has the default described on its property.
         public init(
             headers: [String: String] = [:],
+            credentialHeaders: Set<String> = [],
             readAheadLimit: Int = 4 * 1024 * 1024,
             requestTimeout: TimeInterval = 60,
             idleTimeout: TimeInterval = 30,
@@ -55,6 +61,7 @@ extension HTTPDataSource {
             transport: Transport = .automatic
         ) {
             self.headers = headers
+            self.credentialHeaders = credentialHeaders
             self.readAheadLimit = readAheadLimit
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout

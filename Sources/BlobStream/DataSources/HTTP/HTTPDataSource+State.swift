@@ -9,6 +9,8 @@ extension HTTPDataSource {
         var pendingOpen: (@Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void)?
         /// What the first response said; every later response must match it.
         var pinned: BlobSourceDescription?
+        /// The validators of the first response, which every later one must name too.
+        var pinnedVersion: HTTPBlobVersion?
         /// The length once any response told it (the pinned one may be unknown).
         var knownLength: Int64?
         var buffer: ReadAheadBuffer?
@@ -85,7 +87,7 @@ extension HTTPDataSource {
         // With no room, URLSession could be asked for nothing; the reader's next read resumes.
         guard let buffer = s.buffer, !usesURLSession || buffer.freeCount > 0 else { return }
         var request = request
-        request.validator = s.pinned?.identity
+        request.validator = s.pinnedVersion?.ifRangeValue
         // URLSession cannot pause, so it is asked for no more than fits.
         request.end = usesURLSession ? request.first + Int64(buffer.freeCount) : nil
         if let end = request.end, let length = s.knownLength { request.end = min(end, length) }
@@ -110,7 +112,8 @@ extension HTTPDataSource {
               let buffer = s.buffer else { return }
         let usesURLSession = configuration.transport == .urlSession || url.scheme?.lowercased() == "https"
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
-        let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil, extraFields: configuration.headers)
+        let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil,
+                                        extraFields: configuration.headers, credentialFields: configuration.credentialHeaders)
         startTransfer(request, redirects: 0, &s, &effects)
     }
 
@@ -172,7 +175,9 @@ extension HTTPDataSource {
         case .connection(let reason):
             return .network(url: resourceName, reason: "\(reason), at offset \(offset)\(tries)")
         case .protocolViolation(let reason):
-            return .sourceFailed(resource: resourceName, reason: reason)
+            return .protocolViolation(url: resourceName, reason: "\(reason), at offset \(offset)")
+        case .unusable(let reason):
+            return .sourceFailed(resource: resourceName, reason: "\(reason), at offset \(offset)")
         }
     }
 }

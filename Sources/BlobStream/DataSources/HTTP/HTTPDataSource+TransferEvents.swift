@@ -11,8 +11,8 @@ extension HTTPDataSource: HTTPTransferSink {
         transition { s, effects in
             guard var transfer = s.transfer, transfer.id == id else { return false }
             let interpretation = HTTPRangeResponse.interpret(
-                head, for: transfer.request, pinnedValidator: s.pinned?.identity,
-                pinnedLength: s.pinned?.length, resource: resourceName)
+                head, for: transfer.request, pinned: s.pinnedVersion,
+                knownLength: s.knownLength, resource: resourceName)
             let response: HTTPRangeResponse
             switch interpretation {
             case .failure(let error):
@@ -22,7 +22,8 @@ extension HTTPDataSource: HTTPTransferSink {
                 response = success
             }
             if s.pinned == nil {
-                s.pinned = BlobSourceDescription(length: response.length, identity: response.validator)
+                s.pinned = BlobSourceDescription(length: response.length, identity: response.version.identity)
+                s.pinnedVersion = response.version
             }
             if s.knownLength == nil { s.knownLength = response.length }
             if let completion = s.pendingOpen, let pinned = s.pinned {

@@ -14,31 +14,58 @@ import Synchronization
 /// new request there.
 ///
 /// ## Versions
-/// The first response pins the blob: its length and its validator (a strong `ETag`, else
-/// `Last-Modified`), which is also the description's `identity`. Every later request carries
-/// `If-Range` with it, so a server whose blob changed answers with the whole new blob (`200`),
-/// and the source fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)``; a length
-/// that differs fails the same way. A server that names no version can only be checked by
-/// length. One source reads one version for its whole life; create a new one to read a newer.
+/// The first response pins the blob: its validators (`ETag`, `Last-Modified`) and its length
+/// when it names one; the description's `identity` is the `ETag`, else the `Last-Modified`
+/// date. Every later response that carries bytes (`200` or `206`) is compared with the pin before
+/// a byte of it is used, and any difference fails the read at the offset asked for with
+/// ``BlobStreamError/sourceChanged(resource:offset:reason:)``:
+/// - its `ETag` must be identical to the pinned one, and absent only if that was absent: a tag
+///   that appears, changes or disappears is another version;
+/// - unless the pinned `ETag` was strong, its `Last-Modified` must be identical too, by the same
+///   rule (a weak tag or a date alone does not prove the same bytes, so every validator given is
+///   held to);
+/// - the length it names (a `206`'s `Content-Range` total, a `200`'s `Content-Length`) must be
+///   the length any earlier response named, a `206` (even of total `*`) may not reach past it,
+///   and a `200` of unknown length must still reach it.
+/// Requests after the first carry `If-Range` with the pinned strong `ETag`, or else with
+/// `Last-Modified` when it is a strong validator (the same response's `Date` is a second or more
+/// later, RFC 9110 §8.8.2.2), so a server whose blob changed answers `200` with the new blob. A
+/// weak tag or date is never sent (RFC 9110 §13.1.5) but still compared. A server that names no
+/// validator at all can only be checked by length, and one that names only a date cannot tell
+/// two versions written within the same second apart. One source reads one version for its
+/// whole life; create a new one to read a newer.
 ///
 /// ## Servers
-/// A server that ignores `Range` and answers `200` with the whole blob is handled by skipping the
-/// bytes before the wanted offset (they are downloaded again after every reconnect). `416` at
-/// exactly the end of the blob means there is nothing more; any other `416`, and every other
-/// status but `200` and `206` (after redirects), fails with
-/// ``BlobStreamError/httpStatus(url:statusCode:)``. Redirects are followed (the source only
-/// sends `GET`), at most ten; `Authorization`, `Proxy-Authorization` and `Cookie` are dropped
-/// when a redirect leaves their scheme, host and port. Responses must not be content-coded
-/// (`Accept-Encoding: identity` is sent). A response framed by neither `Content-Length` nor
-/// chunked coding ends where the server closes the connection, so a clean close in the middle
-/// of such a body cannot be told from its end; every HTTP/1.1 server that names a length (nginx
-/// always does for files) is safe, and an invalid or conflicting `Content-Length` is refused
-/// rather than read until the close.
+/// A server that ignores `Range` and answers `200` with the whole blob of the pinned version is
+/// handled by skipping the bytes before the wanted offset (they are downloaded again after every
+/// reconnect). `416` at exactly the end of the blob means there is nothing more (the validators
+/// it names, if any, must be the pinned ones); any other `416`, and every other status but `200`
+/// and `206` (after redirects), fails with ``BlobStreamError/httpStatus(url:statusCode:)``.
+/// Redirects are followed (the source only sends `GET`), at most ten; `Authorization`,
+/// `Proxy-Authorization`, `Cookie` and the fields named in
+/// ``Configuration/credentialHeaders`` are dropped when a redirect leaves their scheme, host and
+/// port, and stay dropped for the rest of that request's redirects. Both transports hold every
+/// response head to the same rules (checked in one place), and a response
+/// that breaks one fails with ``BlobStreamError/protocolViolation(url:reason:)``, not retried:
+/// a transfer coding other than `chunked` (`gzip, chunked` would deliver gzip bytes), any
+/// content coding (`Accept-Encoding: identity` is sent, and a range of an encoded
+/// representation is not a range of the blob), `Transfer-Encoding` together with
+/// `Content-Length`, an invalid or conflicting `Content-Length`, a `206` whose `Content-Range`
+/// is missing, starts elsewhere than asked or disagrees with its `Content-Length`, more than 100
+/// header fields or 64 KiB of head, a malformed status line or header line, a chunk size that
+/// is not hexadecimal or overflows 63 bits. A response framed by neither `Content-Length` nor
+/// chunked coding ends where the server closes the connection, so a clean close in the middle of
+/// such a body cannot be told from its end, unless an earlier response named the length; every
+/// HTTP/1.1 server that names a length (nginx always does for files) is safe.
+///
+/// On Linux, URLSession (the transport of `https:`) ends the process when a peer closes the
+/// connection inside a response head (swift-corelibs-foundation issue 5285, fixed upstream by
+/// pull request 5286); the socket transport of `http:` reports a network error.
 ///
 /// ## Failures
 /// A dropped connection, a body shorter than announced, or a timeout
 /// (``Configuration/requestTimeout``, ``Configuration/idleTimeout``) is handled inside the
-/// source: it reconnects at the first byte it does not have, with the pinned validator, after
+/// source: it reconnects at the first byte it does not have, checked against the pin, after
 /// ``Configuration/retryDelay`` doubling each time, at most ``Configuration/maxRetries`` times in
 /// a row, while reads answer `wouldBlock`; the output stays byte-identical. It does not return
 /// ``BlobSourceReadResult/invalidated`` for this, because a reopen by the stream would drop the

@@ -8,8 +8,8 @@ import FoundationNetworking
 struct HTTPRangeRequest: Sendable {
     /// Header fields the data source sets itself; a caller's fields of these names are ignored.
     static let reservedFields: Set<String> = ["range", "if-range", "accept-encoding", "host", "connection"]
-    /// Fields that carry credentials: never sent to an origin other than the one they were
-    /// meant for (after a redirect to another scheme, host or port).
+    /// Fields that always carry credentials: never sent to an origin other than the one they
+    /// were meant for (after a redirect to another scheme, host or port).
     static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The URL to ask (after redirects, the URL redirected to).
@@ -18,12 +18,17 @@ struct HTTPRangeRequest: Sendable {
     var first: Int64
     /// One past the last byte wanted, or `nil` for "to the end of the blob".
     var end: Int64?
-    /// The pinned version for `If-Range`, or `nil` before the first response.
+    /// The pinned strong validator for `If-Range` (see ``HTTPBlobVersion/ifRangeValue``), or `nil`
+    /// before the first response or when the pinned version has none.
     var validator: String?
     /// The caller's header fields, minus the reserved ones.
     var extraFields: [(String, String)]
+    /// The lowercased names of the fields that carry credentials: ``credentialFields`` and the
+    /// caller's.
+    var credentials: Set<String>
 
-    init(url: URL, first: Int64, end: Int64?, validator: String?, extraFields: [String: String]) {
+    init(url: URL, first: Int64, end: Int64?, validator: String?, extraFields: [String: String], credentialFields: Set<String> = []) {
+        credentials = Self.credentialFields.union(credentialFields.map { $0.lowercased() })
         self.url = url
         self.first = first
         self.end = end
@@ -51,7 +56,7 @@ struct HTTPRangeRequest: Sendable {
         var next = self
         next.url = location
         if !Self.sameOrigin(url, location) {
-            next.extraFields.removeAll { Self.credentialFields.contains($0.0.lowercased()) }
+            next.extraFields.removeAll { credentials.contains($0.0.lowercased()) }
         }
         return next
     }

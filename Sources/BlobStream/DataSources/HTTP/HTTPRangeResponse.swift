@@ -3,8 +3,8 @@
 struct HTTPRangeResponse: Equatable {
     /// The blob's total length, when the response says.
     var length: Int64?
-    /// The response's version validator (the pinned one when the response names none).
-    var validator: String?
+    /// The version the response names.
+    var version: HTTPBlobVersion
     /// Leading body bytes to drop: a server that ignores `Range` sends the blob from byte 0.
     var skip: Int64
     /// One past the blob offset of the body's last byte, when known.
@@ -15,76 +15,75 @@ struct HTTPRangeResponse: Equatable {
     /// there is no body and nothing more to read.
     var isEndOfBlob: Bool
 
-    /// Interprets `head`, the answer to `request`.
+    /// Interprets `head`, the answer to `request`. What is checked, and when:
+    /// - every head first passes ``HTTPResponseHead/framingViolation`` (codings, lengths, size),
+    ///   else ``BlobStreamError/protocolViolation(url:reason:)``;
+    /// - a `206` must carry a valid `Content-Range` that starts at the offset asked for, whose
+    ///   `Content-Length` (if any) is the range's size, else `protocolViolation`;
+    /// - once a version is pinned, a `200` or `206` must name it (``HTTPBlobVersion`` says how),
+    ///   a length it names (`Content-Range` total, a `200`'s `Content-Length`) must equal the
+    ///   known one, and a `206`'s last byte must lie within it, else
+    ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)`` at the offset asked for;
+    /// - a `416` ends the blob only if its `bytes */total` is exactly the offset asked for, the
+    ///   known length if any, and the validators it names (it may name none) are the pinned ones.
     /// - Parameters:
-    ///   - pinnedValidator: The version the reader pinned, or `nil` before the first response or
-    ///     when the server names none.
-    ///   - pinnedLength: The length the reader pinned, or `nil` when unknown.
+    ///   - pinned: The version the reader pinned, or `nil` before the first response.
+    ///   - knownLength: The length any earlier response told, or `nil` while unknown.
     ///   - resource: The URL, for errors.
     static func interpret(
         _ head: HTTPResponseHead,
         for request: HTTPRangeRequest,
-        pinnedValidator: String?,
-        pinnedLength: Int64?,
+        pinned: HTTPBlobVersion?,
+        knownLength: Int64?,
         resource: String
     ) -> Result<HTTPRangeResponse, BlobStreamError> {
-        if let coding = head.contentCoding {
-            return .failure(.sourceFailed(
-                resource: resource,
-                reason: "the server applied content coding \"\(coding)\" despite Accept-Encoding: identity, so its bytes are not the blob's"))
+        func violation(_ reason: String) -> Result<HTTPRangeResponse, BlobStreamError> {
+            .failure(.protocolViolation(url: resource, reason: "\(reason) (HTTP \(head.statusCode), at offset \(request.first))"))
         }
         func changed(_ reason: String) -> Result<HTTPRangeResponse, BlobStreamError> {
             .failure(.sourceChanged(resource: resource, offset: request.first, reason: reason))
         }
-        func lengthChanged(to length: Int64?) -> Bool {
-            if let pinnedLength, let length { return pinnedLength != length }
-            return false
+        func lengthChange(to length: Int64?) -> String? {
+            guard let knownLength, let length, knownLength != length else { return nil }
+            return "another version: the length was \(knownLength) bytes and is now \(length)"
         }
-        if head.hasMalformedContentLength {
-            return .failure(.sourceFailed(
-                resource: resource,
-                reason: "the server sent an invalid or conflicting Content-Length (\(head["content-length"] ?? ""))"))
-        }
+        if let reason = head.framingViolation { return violation(reason) }
+        let version = HTTPBlobVersion(head)
         switch head.statusCode {
         case 206:
             guard let range = head.contentRange else {
-                return .failure(.sourceFailed(resource: resource, reason: "a 206 answer without a valid Content-Range"))
+                return violation("a 206 answer without a valid single Content-Range (\(head["content-range"] ?? "none"))")
             }
             guard range.first == request.first else {
-                return .failure(.sourceFailed(
-                    resource: resource,
-                    reason: "asked for bytes from \(request.first), the server sent bytes from \(range.first)"))
+                return violation("asked for bytes from \(request.first), the server sent bytes from \(range.first)")
             }
-            if let pinnedValidator, let validator = head.validator, validator != pinnedValidator {
-                return changed("the version was \(pinnedValidator) and is now \(validator)")
+            if let length = head.contentLength, length != range.last - range.first + 1 {
+                return violation("Content-Length \(length) is not the size of Content-Range \(range.first)-\(range.last)")
             }
-            if lengthChanged(to: range.total) {
-                return changed("the length was \(pinnedLength ?? 0) bytes and is now \(range.total ?? 0)")
+            if let reason = pinned?.mismatch(with: version) ?? lengthChange(to: range.total) { return changed(reason) }
+            if let knownLength, range.last >= knownLength {
+                return changed("another version: the length was \(knownLength) bytes and now there is a byte at \(range.last)")
             }
             return .success(HTTPRangeResponse(
-                length: range.total, validator: head.validator ?? pinnedValidator, skip: 0,
+                length: range.total, version: version, skip: 0,
                 bodyEnd: range.last + 1, ignoresRange: false, isEndOfBlob: false))
         case 200:
             // With If-Range, a 200 means the pinned version is gone, unless the server ignores
-            // ranges altogether and still names the same version.
-            if let pinnedValidator, head.validator != pinnedValidator {
-                let now = head.validator.map { "is now \($0)" } ?? "is no longer named by the server"
-                return changed("the version was \(pinnedValidator) and \(now)")
-            }
-            let length = head.isChunked ? nil : head.contentLength
-            if lengthChanged(to: length) {
-                return changed("the length was \(pinnedLength ?? 0) bytes and is now \(length ?? 0)")
-            }
+            // ranges altogether and still names the same version: then it is the same bytes from
+            // 0, skipped to the offset. Of unknown length, it must still reach the known one.
+            let length = head.contentLength
+            if let reason = pinned?.mismatch(with: version) ?? lengthChange(to: length) { return changed(reason) }
             if let length, request.first > length {
                 return .failure(.invalidOffset(resource: resource, offset: request.first, length: length))
             }
             return .success(HTTPRangeResponse(
-                length: length, validator: head.validator, skip: request.first,
-                bodyEnd: length, ignoresRange: true, isEndOfBlob: false))
+                length: length, version: version, skip: request.first,
+                bodyEnd: length ?? knownLength, ignoresRange: true, isEndOfBlob: false))
         case 416:
-            if let total = head.unsatisfiedRangeTotal, total == request.first, !lengthChanged(to: total) {
+            if let total = head.unsatisfiedRangeTotal, total == request.first, lengthChange(to: total) == nil {
+                if let reason = pinned?.mismatch(withEndOf: version) { return changed(reason) }
                 return .success(HTTPRangeResponse(
-                    length: total, validator: pinnedValidator, skip: 0,
+                    length: total, version: pinned ?? version, skip: 0,
                     bodyEnd: total, ignoresRange: false, isEndOfBlob: true))
             }
             return .failure(.httpStatus(url: resource, statusCode: 416))

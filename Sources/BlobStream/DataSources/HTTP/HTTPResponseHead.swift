@@ -12,15 +12,31 @@ struct HTTPResponseHead: Sendable, Equatable {
     /// Header fields by lowercased name; repeated fields are joined with ", ".
     var fields: [String: String]
 
+    /// How many header field lines the head had (repeated names counted each time).
+    var fieldLineCount: Int
+    /// The bytes of its header fields, about as they were on the wire.
+    var fieldBytes: Int
+
+    /// The most header field lines accepted in a response head.
+    static let maxFieldLines = 100
+    /// The most bytes of a response head accepted; the socket transport stops reading there.
+    static let maxHeadBytes = 64 * 1024
+
     /// Creates a head from `(name, value)` pairs in any case; repeated names are joined.
     init(statusCode: Int, fields: some Sequence<(String, String)>) {
         self.statusCode = statusCode
         var joined: [String: String] = [:]
+        var lines = 0
+        var bytes = 0
         for (name, value) in fields {
             let key = name.lowercased()
             joined[key] = joined[key].map { "\($0), \(value)" } ?? value
+            lines += 1
+            bytes += name.utf8.count + value.utf8.count + 4
         }
         self.fields = joined
+        fieldLineCount = lines
+        fieldBytes = bytes
     }
 
     init(_ response: HTTPURLResponse) {
@@ -32,22 +48,32 @@ struct HTTPResponseHead: Sendable, Equatable {
     }
 
     /// Parses a response head: the status line and the header lines, without the blank line that
-    /// ends it. Returns `nil` when it is not an HTTP/1.x response head.
+    /// ends it. Returns `nil` when it is not an HTTP/1.x response head, or could be read two ways:
+    /// a status code that is not three digits, a bare CR, LF or NUL inside a line (another parser
+    /// may end the line there and see a field this one does not), a line without a colon or
+    /// name, or a folded line (`obs-fold`) before any field. A folded line after a field is
+    /// joined to it with a space, as RFC 9112 §5.2 asks of a user agent.
     init?(parsing bytes: some Collection<UInt8>) {
         guard let text = String(bytes: bytes, encoding: .isoLatin1) else { return nil }
         var lines = text.components(separatedBy: "\r\n")
+        guard !lines.contains(where: { $0.contains { $0 == "\r" || $0 == "\n" || $0 == "\0" } }) else { return nil }
         let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."),
-              let code = Int(statusLine[1]), (100...999).contains(code) else { return nil }
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), statusLine[1].count == 3,
+              let code = Self.decimal(statusLine[1]), code >= 100 else { return nil }
         var fields: [(String, String)] = []
         for line in lines where !line.isEmpty {
+            if line.first == " " || line.first == "\t" {
+                guard let last = fields.popLast() else { return nil }
+                fields.append((last.0, last.1 + " " + line.trimmingCharacters(in: .whitespaces)))
+                continue
+            }
             guard let colon = line.firstIndex(of: ":") else { return nil }
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             guard !name.isEmpty else { return nil }
             fields.append((name, value))
         }
-        self.init(statusCode: code, fields: fields)
+        self.init(statusCode: Int(code), fields: fields)
     }
 
     /// The value of the field `name` (any case).
@@ -57,29 +83,70 @@ struct HTTPResponseHead: Sendable, Equatable {
     /// when they all agree, as RFC 9110 §8.6 allows.
     var contentLength: Int64? {
         guard let field = self["content-length"] else { return nil }
-        let values = Set(field.split(separator: ",").map { Int64($0.trimmingCharacters(in: .whitespaces)) })
-        guard values.count == 1, let value = values.first ?? nil, value >= 0 else { return nil }
+        let values = Set(field.split(separator: ",", omittingEmptySubsequences: false)
+            .map { Self.decimal($0.trimmingCharacters(in: .whitespaces)) })
+        guard values.count == 1, let value = values.first ?? nil else { return nil }
         return value
     }
 
-    /// Whether a `Content-Length` is present but unusable (not a number, or repeated with
-    /// different values). Reading such a body until the connection closes could hide a
-    /// truncation, so the response is refused.
-    var hasMalformedContentLength: Bool {
-        self["content-length"] != nil && contentLength == nil && !isChunked
+    /// A non-negative decimal of digits only (`Int64("+5")` would accept a sign), or `nil`.
+    static func decimal(_ text: some StringProtocol) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int64(text)
     }
 
-    /// Whether the body is sent in chunked transfer coding.
-    var isChunked: Bool {
-        self["transfer-encoding"]?.lowercased().contains("chunked") ?? false
+    /// The transfer codings of `Transfer-Encoding`, in order, lowercased, without parameters
+    /// and without `identity` (which means none).
+    var transferCodings: [String] {
+        guard let field = self["transfer-encoding"] else { return [] }
+        return field.split(separator: ",").map {
+            String($0.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0])
+                .trimmingCharacters(in: .whitespaces).lowercased()
+        }.filter { !$0.isEmpty && $0 != "identity" }
     }
 
-    /// The content coding the server applied, unless it is none or `identity`. Byte ranges of an
-    /// encoded body do not line up with the blob's bytes, so a reader refuses such a response.
-    var contentCoding: String? {
-        guard let coding = self["content-encoding"]?.trimmingCharacters(in: .whitespaces).lowercased(),
-              !coding.isEmpty, coding != "identity" else { return nil }
-        return coding
+    /// Whether the body is sent in chunked transfer coding, and in no other.
+    var isChunked: Bool { transferCodings == ["chunked"] }
+
+    /// The content codings of `Content-Encoding`, lowercased, without `identity`.
+    var contentCodings: [String] {
+        guard let field = self["content-encoding"] else { return [] }
+        return field.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+    }
+
+    /// Why the body of this head cannot be the blob's bytes, or cannot be delimited safely, or
+    /// `nil` when it can. Both transports are held to this, in ``HTTPRangeResponse``:
+    /// - at most ``maxFieldLines`` field lines and ``maxHeadBytes`` bytes of fields;
+    /// - no transfer coding but `chunked` (and `identity`): any other (`gzip, chunked`) would
+    ///   deliver its coded bytes as the blob's;
+    /// - no `Transfer-Encoding` together with `Content-Length` (RFC 9112 §6.3: a sign of
+    ///   response splitting, to be handled as an error);
+    /// - a `Content-Length` of digits only, repeated only with the same value (RFC 9110 §8.6);
+    ///   reading an unusable one until the close could pass a cut body off as whole;
+    /// - no content coding but `identity`: a range of an encoded representation is not a range
+    ///   of the blob (the request says `Accept-Encoding: identity`).
+    var framingViolation: String? {
+        if fieldLineCount > Self.maxFieldLines {
+            return "the response head has \(fieldLineCount) header fields, more than \(Self.maxFieldLines)"
+        }
+        if fieldBytes > Self.maxHeadBytes {
+            return "the response head is longer than \(Self.maxHeadBytes) bytes"
+        }
+        let codings = transferCodings
+        if let other = codings.first(where: { $0 != "chunked" }) ?? (codings.count > 1 ? "chunked" : nil) {
+            return "the server applied the transfer coding \"\(other)\" (Transfer-Encoding: \(self["transfer-encoding"] ?? "")); only chunked is accepted"
+        }
+        if !codings.isEmpty && self["content-length"] != nil {
+            return "the response has both Transfer-Encoding and Content-Length"
+        }
+        if self["content-length"] != nil && contentLength == nil {
+            return "the server sent an invalid or conflicting Content-Length (\(self["content-length"] ?? ""))"
+        }
+        if let coding = contentCodings.first {
+            return "the server applied the content coding \"\(coding)\" despite Accept-Encoding: identity, so its bytes are not the blob's"
+        }
+        return nil
     }
 
     /// `Content-Range: bytes first-last/total` of a 206 answer (`total` is `nil` for `*`).
@@ -89,9 +156,9 @@ struct HTTPResponseHead: Sendable, Equatable {
         let parts = spec.split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return nil }
         let bounds = parts[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]),
-              first >= 0, last >= first else { return nil }
-        let total = Int64(parts[1])
+        guard bounds.count == 2, let first = Self.decimal(bounds[0]), let last = Self.decimal(bounds[1]),
+              last >= first else { return nil }
+        let total = Self.decimal(parts[1])
         if parts[1] != "*" && (total == nil || total! <= last) { return nil }
         return (first, last, total)
     }
@@ -99,15 +166,7 @@ struct HTTPResponseHead: Sendable, Equatable {
     /// The total length in `Content-Range: bytes */total`, the form of a 416 answer.
     var unsatisfiedRangeTotal: Int64? {
         guard let value = self["content-range"], value.lowercased().hasPrefix("bytes */") else { return nil }
-        return Int64(value.dropFirst(8))
-    }
-
-    /// What names this version of the blob for `If-Range`: a strong entity tag, or else the
-    /// `Last-Modified` date (weak tags may not be used in `If-Range`), or `nil` when the server
-    /// sends neither.
-    var validator: String? {
-        if let tag = self["etag"], !tag.hasPrefix("W/"), !tag.isEmpty { return tag }
-        return self["last-modified"]
+        return Self.decimal(value.dropFirst(8))
     }
 
     /// Whether this is a redirect that names where to go.

@@ -18,15 +18,18 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// The connection could not be made or broke (refused, reset, closed before the announced
     /// end of the body). Retried.
     case connection(reason: String)
-    /// The response cannot be used, and asking again will not help (a malformed response, an
-    /// unsupported content coding). Not retried.
+    /// The server broke HTTP (a malformed head or chunk framing), and asking again will not
+    /// help. Not retried.
     case protocolViolation(reason: String)
+    /// The exchange cannot succeed for another reason than the server's HTTP (TLS trust, a URL
+    /// URLSession refuses, too many redirects). Not retried.
+    case unusable(reason: String)
 
     /// Whether asking again, from where the data stopped, may succeed.
     var isRetryable: Bool {
         switch self {
         case .timedOut, .connection: return true
-        case .protocolViolation: return false
+        case .protocolViolation, .unusable: return false
         }
     }
 }

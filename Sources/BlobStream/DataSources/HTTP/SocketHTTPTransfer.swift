@@ -13,8 +13,9 @@ import Foundation
 final class SocketHTTPTransfer: HTTPTransfer {
     /// Bytes read from the socket at most at once; also the most held outside the buffer.
     static let chunkSize = 256 * 1024
-    /// The longest response head accepted.
-    static let maxHeadSize = 64 * 1024
+    /// The longest response head read; ``HTTPResponseHead/framingViolation`` holds both
+    /// transports to the same limit on the fields.
+    static let maxHeadSize = HTTPResponseHead.maxHeadBytes
     /// Bytes received at once while reading the head.
     static let headReadSize = 16 * 1024
 
@@ -66,7 +67,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
 
     private func exchange() throws(Stop) {
         guard let host = request.url.host, !host.isEmpty else {
-            throw .failure(.protocolViolation(reason: "the URL has no host"))
+            throw .failure(.unusable(reason: "the URL has no host"))
         }
         let port = request.url.port ?? 80
         let requestDeadline = DispatchTime.now() + requestTimeout

@@ -18,6 +18,9 @@ import Synchronization
 /// on that very queue (a stream read as an upload body), where they would deadlock.
 final class URLSessionHTTPTransfer: HTTPTransfer {
     private struct Progress {
+        /// The request as last sent: the original, or the last redirect followed, whose origin
+        /// and remaining credentials the next redirect is judged by.
+        var current: HTTPRangeRequest
         var task: URLSessionDataTask?
         var lastActivity = DispatchTime.now()
         var receivedHead = false
@@ -32,7 +35,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     private let requestTimeout: TimeInterval
     private let idleTimeout: TimeInterval
     private weak let sink: (any HTTPTransferSink)?
-    private let progress = Mutex(Progress())
+    private let progress: Mutex<Progress>
 
     /// - Parameters:
     ///   - id: How the transfer names itself to `sink`.
@@ -46,6 +49,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
         self.sink = sink
+        progress = Mutex(Progress(current: request))
     }
 
     func start() {
@@ -143,13 +147,19 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     }
 
     /// The request to follow a redirect with, or `nil` to stop at the redirect: only `http:` and
-    /// `https:`, and credentials only to the origin they were given for.
+    /// `https:`, built from the source's own fields (never URLSession's copy of the previous
+    /// request), with credentials only to the origin they were given for; once dropped, they
+    /// stay dropped for the rest of the chain, as on the socket transport.
     func redirect(to proposed: URLRequest) -> URLRequest? {
         guard let location = proposed.url, ["http", "https"].contains(location.scheme?.lowercased() ?? "") else {
             return nil
         }
-        progress.withLock { $0.lastActivity = .now() }
-        return request.redirected(to: location).urlRequest(timeout: proposed.timeoutInterval)
+        let next = progress.withLock { state in
+            state.lastActivity = .now()
+            state.current = state.current.redirected(to: location)
+            return state.current
+        }
+        return next.urlRequest(timeout: proposed.timeoutInterval)
     }
 
     /// The task ended.
@@ -173,17 +183,36 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     private static func failure(for error: any Error, timeout: TimeInterval) -> HTTPTransferFailure {
         let reason = error.localizedDescription
         guard let urlError = error as? URLError else { return .connection(reason: reason) }
+        if [.unknown, .unsupportedURL].contains(urlError.code), isLibcurlProtocolError(reason) {
+            return .protocolViolation(reason: reason)
+        }
         switch urlError.code {
         case .timedOut:
             return .timedOut(operation: "waiting for the server", seconds: timeout)
-        case .badURL, .unsupportedURL, .cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse,
-             .badServerResponse, .httpTooManyRedirects, .userAuthenticationRequired,
+        case .cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse, .badServerResponse:
+            return .protocolViolation(reason: reason)
+        case .badURL, .unsupportedURL, .httpTooManyRedirects, .userAuthenticationRequired,
              .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
              .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
              .clientCertificateRequired:
-            return .protocolViolation(reason: reason)
+            return .unusable(reason: reason)
         default:
             return .connection(reason: reason)
         }
+    }
+
+    /// Fragments of libcurl's messages for a response that breaks HTTP. On Linux, Foundation
+    /// reports libcurl's failures as `URLError.unknown` (or `.unsupportedURL`) with only
+    /// libcurl's message, so this is the one way to hold a malformed head or chunk framing to
+    /// the rule the socket transport follows: a protocol violation, not retried; everything
+    /// else (like "transfer closed with N bytes remaining") stays a retried connection failure.
+    static let libcurlProtocolErrors = [
+        "chunked-encoding", "content-length", "header without colon", "http version", "http/0.9",
+        "weird server reply", "status line", "response header", "content encoding", "content unencoding",
+    ]
+
+    static func isLibcurlProtocolError(_ message: String) -> Bool {
+        let lowercased = message.lowercased()
+        return libcurlProtocolErrors.contains { lowercased.contains($0) }
     }
 }
