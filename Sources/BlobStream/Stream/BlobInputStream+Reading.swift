@@ -15,6 +15,9 @@ extension BlobInputStream {
         defer { if state.status == .reading { state.status = .open } }
 
         while true {
+            // Every pass may follow a wait, during which `close()` (or a failure) may have
+            // landed together with the source's wake-up: never touch a source that is closed.
+            guard state.status == .reading else { return refuseRead() ?? -1 }
             if cache.count > 0 {
                 return consume(cache.take(into: destination))
             }
@@ -54,7 +57,8 @@ extension BlobInputStream {
         lock.unlock()
     }
 
-    /// Waits for the source's `whenReadable`. Lock held.
+    /// Waits for the source's `whenReadable`. Lock held. A wake-up says nothing about the
+    /// status: the caller checks it again before it calls the source.
     private func waitForSignal() -> BlobStreamError? {
         if state.sourceSignalled { return nil }
         if let reason = dataSource.reasonWaitingWouldDeadlock() {
