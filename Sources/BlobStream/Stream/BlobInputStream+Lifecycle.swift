@@ -188,7 +188,13 @@ extension BlobInputStream {
             state.offset = newOffset
             state.generation += 1
             state.status = .open
-            let needsRefill = announceReadability()
+            var needsRefill = announceReadability()
+            if state.awaitingSignal {
+                // The parked refill waits for a wake-up that concerns the old offset and may
+                // never come: read at the new one now. A late wake-up finds nothing parked.
+                state.awaitingSignal = false
+                needsRefill = true
+            }
             lock.unlock()
             if needsRefill { scheduleRefill() }
             return true

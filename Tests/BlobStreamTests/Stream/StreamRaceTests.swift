@@ -67,3 +67,42 @@ import Testing
         #expect(source.closeCount == 1)
     }
 }
+
+/// Seeks in asynchronous mode while a refill waits for the source.
+@Suite struct AsynchronousSeekTests {
+    /// The source never signals for offset 0; a seek to 500 must read there at once instead of
+    /// waiting for a wake-up that belongs to the old offset.
+    @Test func aSeekDuringAWaitForTheSourceReadsTheNewOffsetAtOnce() {
+        let bytes = StreamRaceTests.bytes
+        let source = ProbeDataSource(bytes: bytes)
+        let parked = Locked<(@Sendable () -> Void)?>(nil)
+        source.onRead { offset, whenReadable in
+            guard offset == 0 else { return .serve }
+            parked.value = whenReadable
+            return .answer(.wouldBlock)
+        }
+        let stream = BlobInputStream(dataSource: source, mode: .asynchronous)
+        let recorder = EventRecorder()
+        stream.delegate = recorder
+        stream.delegateQueue = DispatchQueue(label: "seek-during-wait")
+        stream.open()
+        defer { stream.close() }
+        #expect(eventually { parked.value != nil })
+        #expect(!stream.hasBytesAvailable)
+
+        #expect(stream.setProperty(NSNumber(value: 500), forKey: .fileCurrentOffsetKey))
+        #expect(eventually(timeout: 5) { stream.hasBytesAvailable })
+        var buffer = [UInt8](repeating: 0, count: 1000)
+        #expect(stream.read(&buffer, maxLength: 1000) == 500)
+        #expect(Array(buffer[0..<500]) == Array(bytes[500...]))
+        #expect(recorder.wait(for: .endEncountered, timeout: 5))
+
+        // The old wake-up, arriving late, changes nothing and reads nothing at the old offset.
+        let readsBefore = source.reads.count
+        parked.value?()
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(stream.streamStatus == .atEnd)
+        #expect(source.reads.count == readsBefore)
+        #expect(source.violations.isEmpty)
+    }
+}
