@@ -25,8 +25,9 @@ import Foundation
 ///
 /// ## Offsets
 /// `setProperty(NSNumber(value: n), forKey: .fileCurrentOffsetKey)` before `open()` starts at
-/// byte `n` (to resume an upload); after `open()` it seeks. Negative offsets, and offsets past a
-/// known length, are refused with `false`; a start offset past the end fails the open with
+/// byte `n` (to resume an upload); after `open()` it seeks. Values that are no whole number of
+/// bytes (1.5, NaN, negative, beyond `Int64.max`), and offsets past a known length, are refused
+/// with `false`; a start offset past the end fails the open with
 /// ``BlobStreamError/invalidOffset(resource:offset:length:)``.
 ///
 /// ## Invalidation
@@ -239,11 +240,30 @@ public final class BlobInputStream: InputStream {
     }
 
     /// Sets the offset for `.fileCurrentOffsetKey` (see the type's documentation on offsets).
-    /// Returns `false` for any other key, a value that is not an integer, a negative offset, an
-    /// offset past a known length, or a closed or failed stream.
+    /// Returns `false` for any other key, a value that is not a whole number (`1.5`, NaN, an
+    /// infinity), a negative offset, one beyond `Int64.max`, an offset past a known length, or
+    /// a closed or failed stream. `7.0` is the whole number 7.
     public override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool {
-        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber else { return false }
-        return seek(to: number.int64Value)
+        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber,
+              let offset = Self.offset(from: number) else { return false }
+        return seek(to: offset)
+    }
+
+    /// The offset `number` names, or `nil` when it is no whole number from 0 to `Int64.max`.
+    /// `int64Value` alone would truncate 1.5 to 1 and wrap `UInt64.max` to -1.
+    private static func offset(from number: NSNumber) -> Int64? {
+        switch String(cString: number.objCType) {
+        case "d", "f":
+            let value = number.doubleValue
+            // 2^63 is the first double above Int64.max; NaN fails every comparison.
+            guard value >= 0, value < 0x1p63, value.rounded(.towardZero) == value else { return nil }
+            return Int64(value)
+        case "Q", "L", "I", "S", "C":
+            return Int64(exactly: number.uint64Value)
+        default:
+            let value = number.int64Value
+            return value >= 0 ? value : nil
+        }
     }
 
     // MARK: InputStream
