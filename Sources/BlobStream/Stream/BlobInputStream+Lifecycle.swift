@@ -50,6 +50,7 @@ extension BlobInputStream {
                 return
             }
             state.description = description
+            state.knownLength = description.length
             state.sourceIsOpen = true
             state.status = .open
             dispatcher.post(.openCompleted)
@@ -180,9 +181,14 @@ extension BlobInputStream {
             lock.unlock()
             return true
         case .open, .atEnd:
-            if let length = state.description?.length, newOffset > length {
+            if let length = state.knownLength, newOffset > length {
                 lock.unlock()
                 return false
+            }
+            if state.status == .atEnd, newOffset == state.offset {
+                // Already there: the pass has ended and said so once.
+                lock.unlock()
+                return true
             }
             cache.discard()
             state.offset = newOffset
@@ -250,6 +256,7 @@ extension BlobInputStream {
     /// Marks the real end of data and tells the delegate. Lock held.
     func enterEnd() {
         guard state.status != .atEnd else { return }
+        if state.knownLength == nil { state.knownLength = state.offset }
         state.status = .atEnd
         dispatcher.post(.endEncountered)
     }

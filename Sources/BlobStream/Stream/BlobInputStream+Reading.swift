@@ -242,7 +242,7 @@ extension BlobInputStream {
 
     /// The error for an end of data before the announced length, if it is one.
     private func unexpectedEnd(at offset: Int64) -> BlobStreamError? {
-        guard let length = state.description?.length, offset < length else { return nil }
+        guard let length = state.knownLength, offset < length else { return nil }
         return .unexpectedEnd(resource: dataSource.resourceName, offset: offset, expectedLength: length)
     }
 }

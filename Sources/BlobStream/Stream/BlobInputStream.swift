@@ -21,14 +21,23 @@ import Foundation
 /// events are serial and ordered: `.openCompleted` first (or `.errorOccurred` if the open
 /// fails), then `.hasBytesAvailable` when bytes become readable after the open, after every read
 /// that leaves bytes, and when new bytes arrive, and finally exactly one `.endEncountered` or
-/// `.errorOccurred`. A `.hasBytesAvailable` that is still waiting absorbs the next one.
+/// `.errorOccurred` per pass. A `.hasBytesAvailable` that is still waiting absorbs the next one.
+///
+/// After a seek (see Offsets): a seek to the end posts `.endEncountered` unless the stream is
+/// already at its end, where it changes nothing and posts nothing. A seek back from the end
+/// starts a new pass: the status returns to `.open`, `.hasBytesAvailable` follows (at once in
+/// synchronous mode, once bytes are cached in asynchronous mode), and reaching the end again
+/// posts `.endEncountered` again. A refused seek posts nothing.
 ///
 /// ## Offsets
 /// `setProperty(NSNumber(value: n), forKey: .fileCurrentOffsetKey)` before `open()` starts at
 /// byte `n` (to resume an upload); after `open()` it seeks. Values that are no whole number of
 /// bytes (1.5, NaN, negative, beyond `Int64.max`), and offsets past a known length, are refused
 /// with `false`; a start offset past the end fails the open with
-/// ``BlobStreamError/invalidOffset(resource:offset:length:)``.
+/// ``BlobStreamError/invalidOffset(resource:offset:length:)``. When the source cannot announce
+/// a length, the end found by a pass counts as the length from then on: later seeks past it are
+/// refused, and a later pass that ends sooner fails with
+/// ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)``.
 ///
 /// ## Invalidation
 /// When the source reports that its handle went stale, the stream closes it, opens it again
