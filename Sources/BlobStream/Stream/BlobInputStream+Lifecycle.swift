@@ -156,14 +156,20 @@ extension BlobInputStream {
         }
     }
 
+    /// Why a reopened source is not the blob the first open described, or `nil`. The length
+    /// must be the same (known or unknown alike). A version token known at the first open must
+    /// come back unchanged: a reopen that no longer names one (an HTTP answer without its ETag)
+    /// cannot prove it is the same blob, so it counts as a change. A source that named no
+    /// version at first has nothing to contradict.
     private func mismatch(between first: BlobSourceDescription?, and now: BlobSourceDescription) -> String? {
         guard let first else { return nil }
         if first.length != now.length {
             let describe = { (length: Int64?) in length.map { "\($0) bytes" } ?? "unknown length" }
             return "the length was \(describe(first.length)) and is now \(describe(now.length))"
         }
-        if let before = first.identity, let after = now.identity, before != after {
-            return "the version was \"\(before)\" and is now \"\(after)\""
+        if let before = first.identity, before != now.identity {
+            let after = now.identity.map { "\"\($0)\"" } ?? "unknown"
+            return "the version was \"\(before)\" and is now \(after)"
         }
         return nil
     }

@@ -42,9 +42,15 @@ import Foundation
 /// ## Invalidation
 /// When the source reports that its handle went stale, the stream closes it, opens it again
 /// and continues at the same byte (the reader waits in synchronous mode; nothing blocks in
-/// asynchronous mode). If the reopened source describes another length or version, the stream
-/// fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)`` rather than mix data.
-/// ``maxConsecutiveReopens`` bounds the attempts made without progress.
+/// asynchronous mode). ``maxConsecutiveReopens`` bounds the attempts made without progress.
+///
+/// ## Detecting a changed source
+/// Every reopen compares the new ``BlobSourceDescription`` with the one of the first open, and
+/// fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)`` rather than mix data
+/// when:
+/// - the `length` differs (a known length that became unknown, or the reverse, included); or
+/// - the first open named a version (`identity`) and the reopen names another one or none.
+///   A source that named no version at its first open can only be checked by its length.
 ///
 /// ## Threads
 /// Every member may be called from any thread. `close()` from another thread makes a blocked
