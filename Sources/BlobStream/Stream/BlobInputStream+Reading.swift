@@ -14,19 +14,27 @@ extension BlobInputStream {
         state.status = .reading
         defer { if state.status == .reading { state.status = .open } }
 
+        // Bytes this call has already copied into `destination`; they count once it returns.
+        var delivered = 0
         while true {
             // Every pass may follow a wait, during which `close()` (or a failure) may have
             // landed together with the source's wake-up: never touch a source that is closed.
             guard state.status == .reading else { return refuseRead() ?? -1 }
             if cache.count > 0 {
-                return consume(cache.take(into: destination))
+                delivered += cache.take(into: rest(of: destination, after: delivered))
+                if delivered == destination.count { return consume(delivered) }
             }
-            // A read of at least half a block gains little from the cache and would pay a copy;
-            // it also keeps reads just under the block size (libcurl asks for 65,524 bytes)
-            // from leaving a few-byte remnant that makes every other read short.
-            let direct = destination.count >= max(1, state.blockSize / 2)
-            let region = direct ? limited(destination) : cache.fillRegion(limit: state.remaining)
-            let readOffset = state.offset
+            let readOffset = state.offset + Int64(delivered)
+            let remaining = state.knownLength.map { $0 - readOffset }
+            if let remaining, remaining <= 0 { return consume(delivered) }
+            // The source gets a whole block at a time, as its contract promises, unless the blob
+            // ends sooner. A read with room for a block takes it without a copy; a smaller one is
+            // served from a cached block, topped up when the cache runs dry part way, so that a
+            // read just under the block size (libcurl asks for 65,524 bytes) is never cut short
+            // by the few bytes the previous one left in the cache.
+            let room = rest(of: destination, after: delivered)
+            let direct = room.count >= state.blockSize || remaining.map { Int64(room.count) >= $0 } == true
+            let region = direct ? limited(room, to: remaining) : cache.fillRegion(limit: remaining)
             let result = readSource(into: region, at: readOffset, whenReadable: signalReader)
             guard state.status == .reading else { return refuseRead() ?? -1 }
 
@@ -34,13 +42,15 @@ extension BlobInputStream {
             case .read(let count):
                 if let error = validate(count, of: region) { return failRead(error) }
                 state.consecutiveReopens = 0
-                if direct { return consume(count) }
+                if direct { return consume(delivered + count) }
                 cache.didFill(count)
             case .end:
                 if let error = unexpectedEnd(at: readOffset) { return failRead(error) }
-                enterEnd()
-                return 0
+                state.knownLength = readOffset
+                return consume(delivered)
             case .wouldBlock:
+                // Bytes in hand are worth more than a wait for more.
+                if delivered > 0 { return consume(delivered) }
                 if let error = waitForSignal() { return failRead(error) }
             case .invalidated:
                 if let error = reopenWhileReading() { return failRead(error) }
@@ -227,10 +237,15 @@ extension BlobInputStream {
         return count
     }
 
-    /// `destination`, shortened to the bytes left when the length is known.
-    private func limited(_ destination: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer {
-        guard let remaining = state.remaining, remaining < Int64(destination.count) else { return destination }
-        return UnsafeMutableRawBufferPointer(rebasing: destination[0..<Int(remaining)])
+    /// The part of `destination` after its first `count` bytes.
+    private func rest(of destination: UnsafeMutableRawBufferPointer, after count: Int) -> UnsafeMutableRawBufferPointer {
+        count == 0 ? destination : UnsafeMutableRawBufferPointer(rebasing: destination[count...])
+    }
+
+    /// `buffer`, shortened to `remaining` bytes when it is known and fewer.
+    private func limited(_ buffer: UnsafeMutableRawBufferPointer, to remaining: Int64?) -> UnsafeMutableRawBufferPointer {
+        guard let remaining, remaining < Int64(buffer.count) else { return buffer }
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(remaining)])
     }
 
     private func validate(_ count: Int, of region: UnsafeMutableRawBufferPointer) -> BlobStreamError? {

@@ -69,9 +69,12 @@ public final class BlobInputStream: InputStream {
     /// The mode chosen at creation.
     public let mode: Mode
 
-    /// The least number of bytes the stream asks its source for at once; small reads are served
-    /// from a cache of this size, and synchronous reads of half this size or more go straight
-    /// into the caller's buffer, without a copy. Set it before `open()`; later changes are ignored.
+    /// The least number of bytes the stream asks its source for at once (fewer only where the
+    /// blob ends sooner), as the ``BlobDataSource`` contract promises. Reads smaller than this
+    /// are served from a cache of this size, which is topped up when it runs dry part way through
+    /// a read, so a read just under the block size is not cut short; synchronous reads of at least
+    /// this size (or of every byte left) go straight into the caller's buffer, without a copy.
+    /// Set it before `open()`; later changes are ignored.
     ///
     /// Defaults to the source's ``BlobDataSource/preferredBlockSize`` in synchronous mode, and
     /// to at least ``minimumAsynchronousBlockSize`` in asynchronous mode, where every byte is
