@@ -42,10 +42,16 @@ extension BlobInputStream {
             case .read(let count):
                 if let error = validate(count, of: region) { return failRead(error) }
                 state.consecutiveReopens = 0
+                if let length = state.knownLength, readOffset + Int64(count) == length {
+                    if let error = confirmSource(at: length) { return failRead(error) }
+                    guard state.status == .reading else { return refuseRead() ?? -1 }
+                }
                 if direct { return consume(delivered + count) }
                 cache.didFill(count)
             case .end:
                 if let error = unexpectedEnd(at: readOffset) { return failRead(error) }
+                if let error = confirmSource(at: readOffset) { return failRead(error) }
+                guard state.status == .reading else { return refuseRead() ?? -1 }
                 state.knownLength = readOffset
                 return consume(delivered)
             case .wouldBlock:
@@ -154,14 +160,22 @@ extension BlobInputStream {
             switch result {
             case .read(let count):
                 if let error = validate(count, of: region) { return failRefill(error) }
+                if let length = state.knownLength, readOffset + Int64(count) == length {
+                    let error = confirmSource(at: length)
+                    guard state.isReadable, generation == state.generation else { continue }
+                    if let error { return failRefill(error) }
+                }
                 state.consecutiveReopens = 0
                 state.refillPending = false
                 cache.didFill(count)
                 dispatcher.post(.hasBytesAvailable)
                 return
             case .end:
-                state.refillPending = false
                 if let error = unexpectedEnd(at: readOffset) { return failRefill(error) }
+                let error = confirmSource(at: readOffset)
+                guard state.isReadable, generation == state.generation else { continue }
+                state.refillPending = false
+                if let error { return failRefill(error) }
                 enterEnd()
                 return
             case .wouldBlock:
@@ -208,6 +222,19 @@ extension BlobInputStream {
         lock.lock()
         endSourceCall()
         return result
+    }
+
+    /// Asks the source whether the blob is still the version it opened, now that the last byte
+    /// has come from it and before that byte or the end reaches the consumer. Called like
+    /// ``readSource(into:at:whenReadable:)``: without the lock, counted as a call in flight.
+    /// The caller checks the status again afterwards.
+    private func confirmSource(at offset: Int64) -> BlobStreamError? {
+        state.sourceCallsInFlight += 1
+        lock.unlock()
+        let error = dataSource.confirmUnchanged(at: offset)
+        lock.lock()
+        endSourceCall()
+        return error
     }
 
     /// The answer to a read that cannot proceed, or `nil` when it can. Lock held.

@@ -52,6 +52,14 @@ import Foundation
 /// - the first open named a version (`identity`) and the reopen names another one or none.
 ///   A source that named no version at its first open can only be checked by its length.
 ///
+/// Between reopens, the source itself is asked: once per pass to the end, after the last byte
+/// has come from the source and before that byte (known length) or the end (unknown length)
+/// reaches the consumer, the stream calls ``BlobDataSource/confirmUnchanged(at:)``. An error
+/// from it ends the stream with that error: the read that would have delivered the final bytes
+/// or the end returns -1 and `.errorOccurred` replaces `.endEncountered`. A pass that reads no
+/// byte (an empty blob, a start or seek at the end) has nothing to confirm; a seek back and a
+/// new pass to the end confirm again.
+///
 /// ## Threads
 /// Every member may be called from any thread. `close()` from another thread makes a blocked
 /// synchronous read return -1 promptly.

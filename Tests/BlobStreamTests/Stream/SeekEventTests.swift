@@ -17,7 +17,12 @@ import Testing
         let queue = DispatchQueue(label: "seek-events")
 
         init(mode: BlobInputStream.Mode, hidesLength: Bool = false) {
-            stream = BlobInputStream(dataSource: ScriptedDataSource(bytes: SeekEventTests.bytes, hidesLength: hidesLength), mode: mode)
+            self.init(stream: BlobInputStream(
+                dataSource: ScriptedDataSource(bytes: SeekEventTests.bytes, hidesLength: hidesLength), mode: mode))
+        }
+
+        init(stream: BlobInputStream) {
+            self.stream = stream
             stream.delegate = recorder
             stream.delegateQueue = queue
             stream.open()
