@@ -104,4 +104,23 @@ import Testing
         var byte: UInt8 = 0
         #expect(fixture.stream.read(&byte, maxLength: 1) == 0)
     }
+
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func aLaterPassThatEndsBeforeTheEndFoundEarlierIsUnexpected(mode: BlobInputStream.Mode) {
+        // The source cannot announce a length; the first pass finds it, and the second pass
+        // meets an end at 60, as if the blob had shrunk.
+        let source = ProbeDataSource(bytes: Self.bytes, hidesLength: true, preferredBlockSize: 10)
+        let shrunk = Locked(false)
+        source.onRead { offset, _ in shrunk.value && offset >= 60 ? .answer(.end) : .serve }
+        let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 10
+        let fixture = Fixture(stream: stream)
+        defer { stream.close() }
+        #expect(fixture.readToEnd() == Self.bytes)
+        shrunk.value = true
+        #expect(fixture.seek(0))
+        #expect(fixture.readToEnd() == Array(Self.bytes[0..<60]))
+        #expect(eventually { stream.streamStatus == .error })
+        #expect(stream.blobError == .unexpectedEnd(resource: "probe", offset: 60, expectedLength: 100))
+    }
 }
