@@ -32,6 +32,8 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     private var identities: [String?]
     private var confirmAnswer: BlobStreamError?
     private var readHook: (@Sendable (Int64, @escaping @Sendable () -> Void) -> ReadDecision)?
+    private var opensComplete = true
+    private var closeDuration: TimeInterval = 0
 
     /// The resource name for errors.
     public let resourceName: String
@@ -71,19 +73,30 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
         lock.withLock { confirmAnswer = error }
     }
 
+    /// Whether opens complete (at once) or never do, like a peer that does not answer.
+    public func completeOpens(_ complete: Bool) {
+        lock.withLock { opensComplete = complete }
+    }
+
+    /// Makes every `close` take `seconds`, so that a close that overlaps it is caught.
+    public func slowCloses(by seconds: TimeInterval) {
+        lock.withLock { closeDuration = seconds }
+    }
+
     /// Runs `hook` before each read, outside the source's lock; it may answer for the read.
     public func onRead(_ hook: (@Sendable (_ offset: Int64, _ whenReadable: @escaping @Sendable () -> Void) -> ReadDecision)?) {
         lock.withLock { readHook = hook }
     }
 
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        let description = enter(.open) { () -> BlobSourceDescription in
+        let description = enter(.open) { () -> BlobSourceDescription? in
+            guard opensComplete else { return nil }
             isOpen = true
             let identity = identities.count > 1 ? identities.removeFirst() : identities[0]
             return BlobSourceDescription(length: hidesLength ? nil : Int64(bytes.count), identity: identity)
         }
         leave()
-        completion(.success(description))
+        if let description { completion(.success(description)) }
     }
 
     public func read(
@@ -111,7 +124,11 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     }
 
     public func close() {
-        enter(.close) { isOpen = false }
+        let duration = enter(.close) { () -> TimeInterval in
+            isOpen = false
+            return closeDuration
+        }
+        if duration > 0 { Thread.sleep(forTimeInterval: duration) }
         leave()
     }
 

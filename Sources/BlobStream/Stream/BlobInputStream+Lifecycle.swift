@@ -21,9 +21,11 @@ extension BlobInputStream {
         endSourceCall()
         if mode == .synchronous && state.status == .opening {
             if let error = waitForSource(operation: "open", until: { $0.status != .opening }) {
+                // A `close()` that ended the wait has closed the source itself.
+                let closedMeanwhile = state.status == .closed
                 fail(error)
                 lock.unlock()
-                dataSource.close()
+                if !closedMeanwhile { closeSource() }
                 return
             }
         }
@@ -35,7 +37,7 @@ extension BlobInputStream {
         guard state.status == .opening else {
             // Closed, timed out or refused while opening: the source must not stay open.
             lock.unlock()
-            if case .success = result { dataSource.close() }
+            if case .success = result { closeSource() }
             return
         }
         switch result {
@@ -46,7 +48,7 @@ extension BlobInputStream {
             if let length = description.length, state.offset > length {
                 fail(.invalidOffset(resource: dataSource.resourceName, offset: state.offset, length: length))
                 lock.unlock()
-                dataSource.close()
+                closeSource()
                 return
             }
             state.description = description
@@ -114,7 +116,7 @@ extension BlobInputStream {
         state.generation += 1
         state.sourceCallsInFlight += 1
         lock.unlock()
-        dataSource.close()
+        closeSource()
         let stream = WeakReference(self)
         dataSource.open { result in stream.object?.sourceDidReopen(result) }
         lock.lock()
@@ -126,7 +128,7 @@ extension BlobInputStream {
         lock.lock()
         guard state.reopening, state.isReadable else {
             lock.unlock()
-            if case .success = result { dataSource.close() }
+            if case .success = result { closeSource() }
             return
         }
         state.reopening = false
@@ -232,10 +234,19 @@ extension BlobInputStream {
         lock.broadcast()
         lock.unlock()
         dispatcher.removeAll()
-        if closeNow { dataSource.close() }
+        if closeNow { closeSource() }
         // Wait out an event being delivered right now, so none reaches the delegate after this.
         deliveryLock.lock()
         deliveryLock.unlock()
+    }
+
+    /// Closes the source on the stream's behalf. A timed-out open, a late open completion and
+    /// `close()` may each close it from their own thread; the source sees one close at a time,
+    /// as its contract promises. Never called with `lock` held.
+    func closeSource() {
+        sourceCloseLock.lock()
+        defer { sourceCloseLock.unlock() }
+        dataSource.close()
     }
 
     /// Ends a source call. Lock held; closes the source if `close()` ran meanwhile.
@@ -244,7 +255,7 @@ extension BlobInputStream {
         guard state.sourceCallsInFlight == 0, state.sourceCloseDeferred else { return }
         state.sourceCloseDeferred = false
         lock.unlock()
-        dataSource.close()
+        closeSource()
         lock.lock()
     }
 

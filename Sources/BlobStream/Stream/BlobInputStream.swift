@@ -149,6 +149,9 @@ public final class BlobInputStream: InputStream {
     let readerLock = NSLock()
     /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
     var cache = BlockCache(capacity: 0)
+    /// Held while the stream closes its source (see `closeSource()`). Recursive: a source may
+    /// complete a pending open from inside `close`, and that completion may close it again.
+    let sourceCloseLock = NSRecursiveLock()
     /// Held while an event reaches the delegate, so `close()` can wait out a delivery in
     /// progress and none starts after it. Recursive: delegates call `close()` from events.
     let deliveryLock = NSRecursiveLock()
@@ -212,7 +215,7 @@ public final class BlobInputStream: InputStream {
     deinit {
         dispatcher.removeAll()
         if state.sourceIsOpen || state.status == .opening {
-            dataSource.close()
+            closeSource()
         }
     }
 

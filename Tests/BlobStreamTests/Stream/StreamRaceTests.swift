@@ -66,6 +66,28 @@ import Testing
         #expect(stream.streamStatus == .closed)
         #expect(source.closeCount == 1)
     }
+
+    /// A synchronous open times out and closes the source (slowly); `close()` meanwhile must not
+    /// close it a second time at once: the source sees one call at a time, closes included.
+    @Test func closeAfterATimedOutOpenNeverOverlapsTheOpenersClose() {
+        let source = ProbeDataSource(bytes: Self.bytes)
+        source.completeOpens(false)
+        source.slowCloses(by: 0.3)
+        let stream = BlobInputStream(dataSource: source)
+        stream.openTimeout = 0.05
+        let box = Unchecked(stream)
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            box.value.open()
+            finished.signal()
+        }
+        #expect(eventually { stream.streamStatus == .error })
+        #expect(eventually { source.calls.contains(.close) })
+        stream.close()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(stream.blobError == .timedOut(resource: "probe", operation: "open", seconds: 0.05))
+        #expect(source.violations.isEmpty)
+    }
 }
 
 /// Seeks in asynchronous mode while a refill waits for the source.
