@@ -1,6 +1,6 @@
 import Foundation
 
-/// Opening, reopening after invalidation, seeking and closing.
+/// Opening, reopening after invalidation, and closing.
 extension BlobInputStream {
     func openStream() {
         lock.lock()
@@ -174,48 +174,6 @@ extension BlobInputStream {
             return "the version was \"\(before)\" and is now \(after)"
         }
         return nil
-    }
-
-    // MARK: Seeking
-
-    func seek(to newOffset: Int64) -> Bool {
-        guard newOffset >= 0 else { return false }
-        readerLock.lock()
-        defer { readerLock.unlock() }
-        lock.lock()
-        switch state.status {
-        case .notOpen, .opening:
-            state.offset = newOffset
-            lock.unlock()
-            return true
-        case .open, .atEnd:
-            if let length = state.knownLength, newOffset > length {
-                lock.unlock()
-                return false
-            }
-            if state.status == .atEnd, newOffset == state.offset {
-                // Already there: the pass has ended and said so once.
-                lock.unlock()
-                return true
-            }
-            cache.discard()
-            state.offset = newOffset
-            state.generation += 1
-            state.status = .open
-            var needsRefill = announceReadability()
-            if state.awaitingSignal {
-                // The parked refill waits for a wake-up that concerns the old offset and may
-                // never come: read at the new one now. A late wake-up finds nothing parked.
-                state.awaitingSignal = false
-                needsRefill = true
-            }
-            lock.unlock()
-            if needsRefill { scheduleRefill() }
-            return true
-        default:
-            lock.unlock()
-            return false
-        }
     }
 
     // MARK: Closing

@@ -278,23 +278,6 @@ public final class BlobInputStream: InputStream {
         return seek(to: offset)
     }
 
-    /// The offset `number` names, or `nil` when it is no whole number from 0 to `Int64.max`.
-    /// `int64Value` alone would truncate 1.5 to 1 and wrap `UInt64.max` to -1.
-    private static func offset(from number: NSNumber) -> Int64? {
-        switch String(cString: number.objCType) {
-        case "d", "f":
-            let value = number.doubleValue
-            // 2^63 is the first double above Int64.max; NaN fails every comparison.
-            guard value >= 0, value < 0x1p63, value.rounded(.towardZero) == value else { return nil }
-            return Int64(value)
-        case "Q", "L", "I", "S", "C":
-            return Int64(exactly: number.uint64Value)
-        default:
-            let value = number.int64Value
-            return value >= 0 ? value : nil
-        }
-    }
-
     // MARK: InputStream
 
     /// Reads up to `len` bytes into `buffer`: see ``Mode`` for when it blocks. Returns the number
