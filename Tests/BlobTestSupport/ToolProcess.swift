@@ -10,6 +10,21 @@ public enum ToolProcess {
         public var standardOutput: String
         /// Everything written to standard error.
         public var standardError: String
+        /// The signal that killed the program (a trap is SIGILL or SIGTRAP), or `nil` when it exited.
+        public var signal: Int32?
+    }
+
+    /// The test executable running now, to run one test of it in a child process: the way to
+    /// observe behaviour that kills the process (a trap inside Foundation) without killing the run.
+    public static func testExecutable() -> URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    }
+
+    /// Runs the swift-testing tests of this test executable that match `filter` in a child
+    /// process, with `environment` added to this process's, and without crash backtraces.
+    public static func runTests(matching filter: String, environment: [String: String]) throws -> Result {
+        try run(testExecutable(), ["--testing-library", "swift-testing", "--filter", filter],
+                environment: environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { mine, _ in mine })
     }
 
     /// The `blobstream` executable built next to the running test bundle.
@@ -24,10 +39,14 @@ public enum ToolProcess {
     }
 
     /// Runs `url` with `arguments` and standard input from /dev/null, and waits for it.
-    public static func run(_ url: URL, _ arguments: [String]) throws -> Result {
+    /// `environment` is added to this process's environment.
+    public static func run(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
@@ -45,7 +64,8 @@ public enum ToolProcess {
         return Result(
             status: process.terminationStatus,
             standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.value, as: UTF8.self)
+            standardError: String(decoding: errorData.value, as: UTF8.self),
+            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
         )
     }
 }

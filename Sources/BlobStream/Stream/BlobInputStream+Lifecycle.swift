@@ -1,6 +1,6 @@
 import Foundation
 
-/// Opening, reopening after invalidation, seeking and closing.
+/// Opening, reopening after invalidation, and closing.
 extension BlobInputStream {
     func openStream() {
         lock.lock()
@@ -21,9 +21,11 @@ extension BlobInputStream {
         endSourceCall()
         if mode == .synchronous && state.status == .opening {
             if let error = waitForSource(operation: "open", until: { $0.status != .opening }) {
+                // A `close()` that ended the wait has closed the source itself.
+                let closedMeanwhile = state.status == .closed
                 fail(error)
                 lock.unlock()
-                dataSource.close()
+                if !closedMeanwhile { closeSource() }
                 return
             }
         }
@@ -35,7 +37,7 @@ extension BlobInputStream {
         guard state.status == .opening else {
             // Closed, timed out or refused while opening: the source must not stay open.
             lock.unlock()
-            if case .success = result { dataSource.close() }
+            if case .success = result { closeSource() }
             return
         }
         switch result {
@@ -46,10 +48,11 @@ extension BlobInputStream {
             if let length = description.length, state.offset > length {
                 fail(.invalidOffset(resource: dataSource.resourceName, offset: state.offset, length: length))
                 lock.unlock()
-                dataSource.close()
+                closeSource()
                 return
             }
             state.description = description
+            state.knownLength = description.length
             state.sourceIsOpen = true
             state.status = .open
             dispatcher.post(.openCompleted)
@@ -113,7 +116,7 @@ extension BlobInputStream {
         state.generation += 1
         state.sourceCallsInFlight += 1
         lock.unlock()
-        dataSource.close()
+        closeSource()
         let stream = WeakReference(self)
         dataSource.open { result in stream.object?.sourceDidReopen(result) }
         lock.lock()
@@ -125,7 +128,7 @@ extension BlobInputStream {
         lock.lock()
         guard state.reopening, state.isReadable else {
             lock.unlock()
-            if case .success = result { dataSource.close() }
+            if case .success = result { closeSource() }
             return
         }
         state.reopening = false
@@ -155,47 +158,22 @@ extension BlobInputStream {
         }
     }
 
+    /// Why a reopened source is not the blob the first open described, or `nil`. The length
+    /// must be the same (known or unknown alike). A version token known at the first open must
+    /// come back unchanged: a reopen that no longer names one (an HTTP answer without its ETag)
+    /// cannot prove it is the same blob, so it counts as a change. A source that named no
+    /// version at first has nothing to contradict.
     private func mismatch(between first: BlobSourceDescription?, and now: BlobSourceDescription) -> String? {
         guard let first else { return nil }
         if first.length != now.length {
             let describe = { (length: Int64?) in length.map { "\($0) bytes" } ?? "unknown length" }
             return "the length was \(describe(first.length)) and is now \(describe(now.length))"
         }
-        if let before = first.identity, let after = now.identity, before != after {
-            return "the version was \"\(before)\" and is now \"\(after)\""
+        if let before = first.identity, before != now.identity {
+            let after = now.identity.map { "\"\($0)\"" } ?? "unknown"
+            return "the version was \"\(before)\" and is now \(after)"
         }
         return nil
-    }
-
-    // MARK: Seeking
-
-    func seek(to newOffset: Int64) -> Bool {
-        guard newOffset >= 0 else { return false }
-        readerLock.lock()
-        defer { readerLock.unlock() }
-        lock.lock()
-        switch state.status {
-        case .notOpen, .opening:
-            state.offset = newOffset
-            lock.unlock()
-            return true
-        case .open, .atEnd:
-            if let length = state.description?.length, newOffset > length {
-                lock.unlock()
-                return false
-            }
-            cache.discard()
-            state.offset = newOffset
-            state.generation += 1
-            state.status = .open
-            let needsRefill = announceReadability()
-            lock.unlock()
-            if needsRefill { scheduleRefill() }
-            return true
-        default:
-            lock.unlock()
-            return false
-        }
     }
 
     // MARK: Closing
@@ -214,10 +192,19 @@ extension BlobInputStream {
         lock.broadcast()
         lock.unlock()
         dispatcher.removeAll()
-        if closeNow { dataSource.close() }
+        if closeNow { closeSource() }
         // Wait out an event being delivered right now, so none reaches the delegate after this.
         deliveryLock.lock()
         deliveryLock.unlock()
+    }
+
+    /// Closes the source on the stream's behalf. A timed-out open, a late open completion and
+    /// `close()` may each close it from their own thread; the source sees one close at a time,
+    /// as its contract promises. Never called with `lock` held.
+    func closeSource() {
+        sourceCloseLock.lock()
+        defer { sourceCloseLock.unlock() }
+        dataSource.close()
     }
 
     /// Ends a source call. Lock held; closes the source if `close()` ran meanwhile.
@@ -226,7 +213,7 @@ extension BlobInputStream {
         guard state.sourceCallsInFlight == 0, state.sourceCloseDeferred else { return }
         state.sourceCloseDeferred = false
         lock.unlock()
-        dataSource.close()
+        closeSource()
         lock.lock()
     }
 
@@ -244,6 +231,7 @@ extension BlobInputStream {
     /// Marks the real end of data and tells the delegate. Lock held.
     func enterEnd() {
         guard state.status != .atEnd else { return }
+        if state.knownLength == nil { state.knownLength = state.offset }
         state.status = .atEnd
         dispatcher.post(.endEncountered)
     }

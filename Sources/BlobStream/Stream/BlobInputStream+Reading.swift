@@ -14,16 +14,27 @@ extension BlobInputStream {
         state.status = .reading
         defer { if state.status == .reading { state.status = .open } }
 
+        // Bytes this call has already copied into `destination`; they count once it returns.
+        var delivered = 0
         while true {
+            // Every pass may follow a wait, during which `close()` (or a failure) may have
+            // landed together with the source's wake-up: never touch a source that is closed.
+            guard state.status == .reading else { return refuseRead() ?? -1 }
             if cache.count > 0 {
-                return consume(cache.take(into: destination))
+                delivered += cache.take(into: rest(of: destination, after: delivered))
+                if delivered == destination.count { return consume(delivered) }
             }
-            // A read of at least half a block gains little from the cache and would pay a copy;
-            // it also keeps reads just under the block size (libcurl asks for 65,524 bytes)
-            // from leaving a few-byte remnant that makes every other read short.
-            let direct = destination.count >= max(1, state.blockSize / 2)
-            let region = direct ? limited(destination) : cache.fillRegion(limit: state.remaining)
-            let readOffset = state.offset
+            let readOffset = state.offset + Int64(delivered)
+            let remaining = state.knownLength.map { $0 - readOffset }
+            if let remaining, remaining <= 0 { return consume(delivered) }
+            // The source gets a whole block at a time, as its contract promises, unless the blob
+            // ends sooner. A read with room for a block takes it without a copy; a smaller one is
+            // served from a cached block, topped up when the cache runs dry part way, so that a
+            // read just under the block size (libcurl asks for 65,524 bytes) is never cut short
+            // by the few bytes the previous one left in the cache.
+            let room = rest(of: destination, after: delivered)
+            let direct = room.count >= state.blockSize || remaining.map { Int64(room.count) >= $0 } == true
+            let region = direct ? limited(room, to: remaining) : cache.fillRegion(limit: remaining)
             let result = readSource(into: region, at: readOffset, whenReadable: signalReader)
             guard state.status == .reading else { return refuseRead() ?? -1 }
 
@@ -31,13 +42,21 @@ extension BlobInputStream {
             case .read(let count):
                 if let error = validate(count, of: region) { return failRead(error) }
                 state.consecutiveReopens = 0
-                if direct { return consume(count) }
+                if let length = state.knownLength, readOffset + Int64(count) == length {
+                    if let error = confirmSource(at: length) { return failRead(error) }
+                    guard state.status == .reading else { return refuseRead() ?? -1 }
+                }
+                if direct { return consume(delivered + count) }
                 cache.didFill(count)
             case .end:
                 if let error = unexpectedEnd(at: readOffset) { return failRead(error) }
-                enterEnd()
-                return 0
+                if let error = confirmSource(at: readOffset) { return failRead(error) }
+                guard state.status == .reading else { return refuseRead() ?? -1 }
+                state.knownLength = readOffset
+                return consume(delivered)
             case .wouldBlock:
+                // Bytes in hand are worth more than a wait for more.
+                if delivered > 0 { return consume(delivered) }
                 if let error = waitForSignal() { return failRead(error) }
             case .invalidated:
                 if let error = reopenWhileReading() { return failRead(error) }
@@ -54,7 +73,8 @@ extension BlobInputStream {
         lock.unlock()
     }
 
-    /// Waits for the source's `whenReadable`. Lock held.
+    /// Waits for the source's `whenReadable`. Lock held. A wake-up says nothing about the
+    /// status: the caller checks it again before it calls the source.
     private func waitForSignal() -> BlobStreamError? {
         if state.sourceSignalled { return nil }
         if let reason = dataSource.reasonWaitingWouldDeadlock() {
@@ -140,14 +160,22 @@ extension BlobInputStream {
             switch result {
             case .read(let count):
                 if let error = validate(count, of: region) { return failRefill(error) }
+                if let length = state.knownLength, readOffset + Int64(count) == length {
+                    let error = confirmSource(at: length)
+                    guard state.isReadable, generation == state.generation else { continue }
+                    if let error { return failRefill(error) }
+                }
                 state.consecutiveReopens = 0
                 state.refillPending = false
                 cache.didFill(count)
                 dispatcher.post(.hasBytesAvailable)
                 return
             case .end:
-                state.refillPending = false
                 if let error = unexpectedEnd(at: readOffset) { return failRefill(error) }
+                let error = confirmSource(at: readOffset)
+                guard state.isReadable, generation == state.generation else { continue }
+                state.refillPending = false
+                if let error { return failRefill(error) }
                 enterEnd()
                 return
             case .wouldBlock:
@@ -196,6 +224,19 @@ extension BlobInputStream {
         return result
     }
 
+    /// Asks the source whether the blob is still the version it opened, now that the last byte
+    /// has come from it and before that byte or the end reaches the consumer. Called like
+    /// ``readSource(into:at:whenReadable:)``: without the lock, counted as a call in flight.
+    /// The caller checks the status again afterwards.
+    private func confirmSource(at offset: Int64) -> BlobStreamError? {
+        state.sourceCallsInFlight += 1
+        lock.unlock()
+        let error = dataSource.confirmUnchanged(at: offset)
+        lock.lock()
+        endSourceCall()
+        return error
+    }
+
     /// The answer to a read that cannot proceed, or `nil` when it can. Lock held.
     private func refuseRead() -> Int? {
         switch state.status {
@@ -223,10 +264,15 @@ extension BlobInputStream {
         return count
     }
 
-    /// `destination`, shortened to the bytes left when the length is known.
-    private func limited(_ destination: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer {
-        guard let remaining = state.remaining, remaining < Int64(destination.count) else { return destination }
-        return UnsafeMutableRawBufferPointer(rebasing: destination[0..<Int(remaining)])
+    /// The part of `destination` after its first `count` bytes.
+    private func rest(of destination: UnsafeMutableRawBufferPointer, after count: Int) -> UnsafeMutableRawBufferPointer {
+        count == 0 ? destination : UnsafeMutableRawBufferPointer(rebasing: destination[count...])
+    }
+
+    /// `buffer`, shortened to `remaining` bytes when it is known and fewer.
+    private func limited(_ buffer: UnsafeMutableRawBufferPointer, to remaining: Int64?) -> UnsafeMutableRawBufferPointer {
+        guard let remaining, remaining < Int64(buffer.count) else { return buffer }
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(remaining)])
     }
 
     private func validate(_ count: Int, of region: UnsafeMutableRawBufferPointer) -> BlobStreamError? {
@@ -238,7 +284,7 @@ extension BlobInputStream {
 
     /// The error for an end of data before the announced length, if it is one.
     private func unexpectedEnd(at offset: Int64) -> BlobStreamError? {
-        guard let length = state.description?.length, offset < length else { return nil }
+        guard let length = state.knownLength, offset < length else { return nil }
         return .unexpectedEnd(resource: dataSource.resourceName, offset: offset, expectedLength: length)
     }
 }

@@ -21,20 +21,44 @@ import Foundation
 /// events are serial and ordered: `.openCompleted` first (or `.errorOccurred` if the open
 /// fails), then `.hasBytesAvailable` when bytes become readable after the open, after every read
 /// that leaves bytes, and when new bytes arrive, and finally exactly one `.endEncountered` or
-/// `.errorOccurred`. A `.hasBytesAvailable` that is still waiting absorbs the next one.
+/// `.errorOccurred` per pass. A `.hasBytesAvailable` that is still waiting absorbs the next one.
+///
+/// After a seek (see Offsets): a seek to the end posts `.endEncountered` unless the stream is
+/// already at its end, where it changes nothing and posts nothing. A seek back from the end
+/// starts a new pass: the status returns to `.open`, `.hasBytesAvailable` follows (at once in
+/// synchronous mode, once bytes are cached in asynchronous mode), and reaching the end again
+/// posts `.endEncountered` again. A refused seek posts nothing.
 ///
 /// ## Offsets
 /// `setProperty(NSNumber(value: n), forKey: .fileCurrentOffsetKey)` before `open()` starts at
-/// byte `n` (to resume an upload); after `open()` it seeks. Negative offsets, and offsets past a
-/// known length, are refused with `false`; a start offset past the end fails the open with
-/// ``BlobStreamError/invalidOffset(resource:offset:length:)``.
+/// byte `n` (to resume an upload); after `open()` it seeks. Values that are no whole number of
+/// bytes (1.5, NaN, negative, beyond `Int64.max`), and offsets past a known length, are refused
+/// with `false`; a start offset past the end fails the open with
+/// ``BlobStreamError/invalidOffset(resource:offset:length:)``. When the source cannot announce
+/// a length, the end found by a pass counts as the length from then on: later seeks past it are
+/// refused, and a later pass that ends sooner fails with
+/// ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)``.
 ///
 /// ## Invalidation
 /// When the source reports that its handle went stale, the stream closes it, opens it again
 /// and continues at the same byte (the reader waits in synchronous mode; nothing blocks in
-/// asynchronous mode). If the reopened source describes another length or version, the stream
-/// fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)`` rather than mix data.
-/// ``maxConsecutiveReopens`` bounds the attempts made without progress.
+/// asynchronous mode). ``maxConsecutiveReopens`` bounds the attempts made without progress.
+///
+/// ## Detecting a changed source
+/// Every reopen compares the new ``BlobSourceDescription`` with the one of the first open, and
+/// fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)`` rather than mix data
+/// when:
+/// - the `length` differs (a known length that became unknown, or the reverse, included); or
+/// - the first open named a version (`identity`) and the reopen names another one or none.
+///   A source that named no version at its first open can only be checked by its length.
+///
+/// Between reopens, the source itself is asked: once per pass to the end, after the last byte
+/// has come from the source and before that byte (known length) or the end (unknown length)
+/// reaches the consumer, the stream calls ``BlobDataSource/confirmUnchanged(at:)``. An error
+/// from it ends the stream with that error: the read that would have delivered the final bytes
+/// or the end returns -1 and `.errorOccurred` replaces `.endEncountered`. A pass that reads no
+/// byte (an empty blob, a start or seek at the end) has nothing to confirm; a seek back and a
+/// new pass to the end confirm again.
 ///
 /// ## Threads
 /// Every member may be called from any thread. `close()` from another thread makes a blocked
@@ -53,9 +77,12 @@ public final class BlobInputStream: InputStream {
     /// The mode chosen at creation.
     public let mode: Mode
 
-    /// The least number of bytes the stream asks its source for at once; small reads are served
-    /// from a cache of this size, and synchronous reads of half this size or more go straight
-    /// into the caller's buffer, without a copy. Set it before `open()`; later changes are ignored.
+    /// The least number of bytes the stream asks its source for at once (fewer only where the
+    /// blob ends sooner), as the ``BlobDataSource`` contract promises. Reads smaller than this
+    /// are served from a cache of this size, which is topped up when it runs dry part way through
+    /// a read, so a read just under the block size is not cut short; synchronous reads of at least
+    /// this size (or of every byte left) go straight into the caller's buffer, without a copy.
+    /// Set it before `open()`; later changes are ignored.
     ///
     /// Defaults to the source's ``BlobDataSource/preferredBlockSize`` in synchronous mode, and
     /// to at least ``minimumAsynchronousBlockSize`` in asynchronous mode, where every byte is
@@ -122,6 +149,9 @@ public final class BlobInputStream: InputStream {
     let readerLock = NSLock()
     /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
     var cache = BlockCache(capacity: 0)
+    /// Held while the stream closes its source (see `closeSource()`). Recursive: a source may
+    /// complete a pending open from inside `close`, and that completion may close it again.
+    let sourceCloseLock = NSRecursiveLock()
     /// Held while an event reaches the delegate, so `close()` can wait out a delivery in
     /// progress and none starts after it. Recursive: delegates call `close()` from events.
     let deliveryLock = NSRecursiveLock()
@@ -185,7 +215,7 @@ public final class BlobInputStream: InputStream {
     deinit {
         dispatcher.removeAll()
         if state.sourceIsOpen || state.status == .opening {
-            dataSource.close()
+            closeSource()
         }
     }
 
@@ -239,11 +269,13 @@ public final class BlobInputStream: InputStream {
     }
 
     /// Sets the offset for `.fileCurrentOffsetKey` (see the type's documentation on offsets).
-    /// Returns `false` for any other key, a value that is not an integer, a negative offset, an
-    /// offset past a known length, or a closed or failed stream.
+    /// Returns `false` for any other key, a value that is not a whole number (`1.5`, NaN, an
+    /// infinity), a negative offset, one beyond `Int64.max`, an offset past a known length, or
+    /// a closed or failed stream. `7.0` is the whole number 7.
     public override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool {
-        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber else { return false }
-        return seek(to: number.int64Value)
+        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber,
+              let offset = Self.offset(from: number) else { return false }
+        return seek(to: offset)
     }
 
     // MARK: InputStream

@@ -12,6 +12,10 @@ final class StreamState {
     var transientError: BlobStreamError?
     /// What the source reported at the first open; later opens must match it.
     var description: BlobSourceDescription?
+    /// Where the blob ends: the length the source announced, or, for a source that could not
+    /// announce one, the offset where it answered `.end`. Once known, a seek past it is refused
+    /// and a later pass that ends sooner is an unexpected end.
+    var knownLength: Int64?
     /// The offset of the next byte the consumer gets.
     var offset: Int64 = 0
     /// Whether the source is open and must be closed.
@@ -45,5 +49,5 @@ final class StreamState {
     var isReadable: Bool { status == .open || status == .reading }
 
     /// The bytes left when the length is known.
-    var remaining: Int64? { description?.length.map { $0 - offset } }
+    var remaining: Int64? { knownLength.map { $0 - offset } }
 }

@@ -68,4 +68,24 @@ import Testing
         // nginx keeps nothing of a body that did not end properly.
         #expect(!FileManager.default.fileExists(atPath: TestServers.uploadRoot + "/" + name))
     }
+
+    @Test(arguments: [false, true])
+    func aSourceThatCannotConfirmItsVersionAtTheEndFailsTheUpload(hidesLength: Bool) async throws {
+        try TestServers.requireNginx()
+        let bytes = TempFiles.pseudoRandomBytes(count: 3_000_000, seed: 11)
+        let name = "urlsession-changed-\(UUID().uuidString).bin"
+        defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
+        // Every byte is read and sent; only the check before the end says the blob changed.
+        let source = ProbeDataSource(bytes: bytes, hidesLength: hidesLength)
+        let changed = BlobStreamError.sourceChanged(resource: "probe", offset: 3_000_000, reason: "rewritten in place")
+        source.answerConfirm(with: changed)
+        let stream = BlobInputStream(dataSource: source)
+
+        await #expect(throws: (any Error).self) {
+            _ = try await Self.put(stream, name: name)
+        }
+        #expect(stream.blobError == changed)
+        #expect(source.confirmCount == 1)
+        #expect(!FileManager.default.fileExists(atPath: TestServers.uploadRoot + "/" + name))
+    }
 }

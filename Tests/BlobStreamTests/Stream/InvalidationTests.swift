@@ -66,6 +66,41 @@ import Testing
         #expect(reason.contains("version"))
     }
 
+    /// A source whose handle goes stale once at `staleAt` and whose opens report `identities`.
+    static func goesStaleOnce(at staleAt: Int64, identities: [String?]) -> ProbeDataSource {
+        let source = ProbeDataSource(bytes: Array(repeating: 7, count: 1000), identities: identities, preferredBlockSize: 100)
+        let stale = Locked(true)
+        source.onRead { offset, _ in
+            guard offset == staleAt else { return .serve }
+            let first = stale.mutate { (pending: inout Bool) -> Bool in
+                defer { pending = false }
+                return pending
+            }
+            return first ? .answer(.invalidated) : .serve
+        }
+        return source
+    }
+
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func aVersionThatDisappearsOnReopenIsAChange(mode: BlobInputStream.Mode) {
+        let source = Self.goesStaleOnce(at: 500, identities: ["etag-v1", nil])
+        let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 100
+        let result = StreamHarness.drain(stream, chunk: 100)
+        #expect(result.bytes.count == 500)
+        #expect(result.error == .sourceChanged(
+            resource: "probe", offset: 500, reason: "the version was \"etag-v1\" and is now unknown"))
+    }
+
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func aVersionUnknownFromTheStartCannotBeCompared(mode: BlobInputStream.Mode) throws {
+        // Nothing was pinned, so nothing can be contradicted: the length alone is compared.
+        let source = Self.goesStaleOnce(at: 500, identities: [nil, "etag-v2"])
+        let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 100
+        #expect(try StreamHarness.readAll(stream, chunk: 100).count == 1000)
+    }
+
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func reopensAreBounded(mode: BlobInputStream.Mode) {
         // Stale at the same offset on every open: no progress is possible.

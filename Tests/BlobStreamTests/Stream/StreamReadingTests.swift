@@ -94,8 +94,9 @@ import Testing
         }
         #expect(output == bytes)
         #expect(shortReads == 0)
-        // One source call per read, straight into the buffer; the known length ends the stream.
-        #expect(source.readCount == (bytes.count + 65_523) / 65_524)
+        // One source call per whole block (the source contract), never one per short read; the
+        // known length ends the stream.
+        #expect(source.readCount == (bytes.count + 65_535) / 65_536)
     }
 
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
@@ -134,6 +135,29 @@ import Testing
         #expect(!stream.setProperty(NSNumber(value: 101), forKey: .fileCurrentOffsetKey))
         #expect(!stream.setProperty(NSNumber(value: -5), forKey: .fileCurrentOffsetKey))
         #expect(stream.offset == 0)
+    }
+
+    @Test func offsetsThatAreNoWholeNumberOfBytesAreRefused() {
+        let refused: [NSNumber] = [
+            NSNumber(value: 1.5), NSNumber(value: Float(2.5)), NSNumber(value: -0.5), NSNumber(value: Double.nan),
+            NSNumber(value: Double.infinity), NSNumber(value: 1e30), NSNumber(value: UInt64.max), NSNumber(value: -1.0),
+        ]
+        for mode in [BlobInputStream.Mode.synchronous, .asynchronous] {
+            for opened in [false, true] {
+                let stream = BlobInputStream(dataSource: MemoryDataSource(data: Data(Self.pattern(100))), mode: mode)
+                if opened { stream.open() }
+                for value in refused {
+                    #expect(!stream.setProperty(value, forKey: .fileCurrentOffsetKey), "\(value) was accepted")
+                }
+                #expect(stream.offset == 0)
+                // A whole number is a whole number, whatever its type.
+                #expect(stream.setProperty(NSNumber(value: 7.0), forKey: .fileCurrentOffsetKey))
+                #expect(stream.offset == 7)
+                #expect(stream.setProperty(NSNumber(value: UInt64(9)), forKey: .fileCurrentOffsetKey))
+                #expect(stream.offset == 9)
+                stream.close()
+            }
+        }
     }
 
     @Test func startOffsetPastTheEndFailsTheOpen() {

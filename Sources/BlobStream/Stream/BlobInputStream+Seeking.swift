@@ -1,0 +1,63 @@
+import Foundation
+
+/// Offsets: reading `.fileCurrentOffsetKey` values, and seeking.
+extension BlobInputStream {
+    /// The offset `number` names, or `nil` when it is no whole number from 0 to `Int64.max`.
+    /// `int64Value` alone would truncate 1.5 to 1 and wrap `UInt64.max` to -1.
+    static func offset(from number: NSNumber) -> Int64? {
+        switch String(cString: number.objCType) {
+        case "d", "f":
+            let value = number.doubleValue
+            // 2^63 is the first double above Int64.max; NaN fails every comparison.
+            guard value >= 0, value < 0x1p63, value.rounded(.towardZero) == value else { return nil }
+            return Int64(value)
+        case "Q", "L", "I", "S", "C":
+            return Int64(exactly: number.uint64Value)
+        default:
+            let value = number.int64Value
+            return value >= 0 ? value : nil
+        }
+    }
+
+    /// Moves to `newOffset`: before the open, where the first read starts; after it, a seek.
+    /// See the type's documentation for what is refused and which events follow.
+    func seek(to newOffset: Int64) -> Bool {
+        guard newOffset >= 0 else { return false }
+        readerLock.lock()
+        defer { readerLock.unlock() }
+        lock.lock()
+        switch state.status {
+        case .notOpen, .opening:
+            state.offset = newOffset
+            lock.unlock()
+            return true
+        case .open, .atEnd:
+            if let length = state.knownLength, newOffset > length {
+                lock.unlock()
+                return false
+            }
+            if state.status == .atEnd, newOffset == state.offset {
+                // Already there: the pass has ended and said so once.
+                lock.unlock()
+                return true
+            }
+            cache.discard()
+            state.offset = newOffset
+            state.generation += 1
+            state.status = .open
+            var needsRefill = announceReadability()
+            if state.awaitingSignal {
+                // The parked refill waits for a wake-up that concerns the old offset and may
+                // never come: read at the new one now. A late wake-up finds nothing parked.
+                state.awaitingSignal = false
+                needsRefill = true
+            }
+            lock.unlock()
+            if needsRefill { scheduleRefill() }
+            return true
+        default:
+            lock.unlock()
+            return false
+        }
+    }
+}
