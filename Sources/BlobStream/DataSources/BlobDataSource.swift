@@ -9,7 +9,9 @@ public struct BlobSourceDescription: Sendable, Hashable {
     /// An opaque token that names the version of the blob: an inode and modification time, an
     /// HTTP entity tag, an asset's revision. After a reopen the stream compares the new token
     /// with the first one and fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)``
-    /// if they differ, so bytes of two versions are never mixed. `nil` means "not known".
+    /// if they differ, or if the first open named a version and the reopen names none, so bytes
+    /// of two versions are never mixed. `nil` means "not known": a source that never names a
+    /// version can only be checked by its length.
     public var identity: String?
 
     /// Creates a description.
@@ -111,9 +113,11 @@ public protocol BlobDataSource: AnyObject, Sendable {
 
     /// Confirms, without waiting, that the blob is still the version that `open` described.
     ///
-    /// The stream calls this once it has read the last byte of the blob from the source and
-    /// before it hands that byte to its consumer or reports the end of data, so a blob rewritten
-    /// in place while it was read ends in an error, never in a success made of two versions.
+    /// The stream calls this once per pass to the end, so a blob rewritten in place while it was
+    /// read ends in an error, never in a success made of two versions. When the length is known,
+    /// the call comes as soon as the last byte has been read from the source and before that
+    /// byte reaches the consumer; when it is not, the call comes when the source answers
+    /// ``BlobSourceReadResult/end``, and it is the end of data that is held back.
     /// Like `read`, it is never concurrent with another call of the source, and only comes
     /// between a successful `open` and `close`.
     ///
