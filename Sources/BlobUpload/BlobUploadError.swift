@@ -38,6 +38,12 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// thrown, with the source's name as `url` and its declared length as `serverLength`,
     /// when an ``UploadSource`` declares a length its ``BlobInputStream`` contradicts.
     case lengthMismatch(url: String, serverLength: Int64?, sourceLength: Int64)
+    /// The upload at `url` to be resumed carries the filename `uploadFilename` in its
+    /// `Upload-Metadata`, but the source would be uploaded as `sourceFilename` (the
+    /// ``TusUploadOptions/filename`` given, or the last component of the source's name): it
+    /// is another file. Nothing was sent. Give the upload's name as the filename to resume a
+    /// file that was only renamed.
+    case filenameMismatch(url: String, uploadFilename: String, sourceFilename: String)
     /// The server accepts uploads of at most `maxSize` bytes; the source has `length`.
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
     /// The server's answer breaks the tus protocol in a way the client cannot work around.
@@ -88,9 +94,14 @@ extension BlobUploadError: CustomStringConvertible {
         case .checksumMismatch(let url, let offset, let attempts):
             return "\(url): the server rejected the chunk at offset \(offset) with 460 Checksum Mismatch \(attempts) times in a row"
         case .lengthMismatch(let url, let serverLength, let sourceLength):
-            let server = serverLength.map(String.init) ?? "an unknown length"
-            return "\(url): the upload was created for \(server) bytes but the source has \(sourceLength) bytes; "
-                + "it is not the same blob"
+            let server = serverLength.map { "\($0) bytes long" } ?? "of an unknown length"
+            return "\(url): the source does not match this upload: the upload is \(server), the source \(sourceLength) "
+                + "bytes (another blob, or one that changed since the upload started); resume with the blob the upload "
+                + "was started with, or start a new upload"
+        case .filenameMismatch(let url, let uploadFilename, let sourceFilename):
+            return "\(url): the source does not match this upload: the upload is of \"\(uploadFilename)\", the source is "
+                + "named \"\(sourceFilename)\"; resume with the file the upload was started with, or give its name as the "
+                + "filename if it was only renamed, or start a new upload"
         case .tooLarge(let endpoint, let length, let maxSize):
             return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
         case .protocolViolation(let url, let reason):

@@ -165,7 +165,11 @@ public final class TusClient: Sendable {
     /// - Parameters:
     ///   - source: Where the bytes come from.
     ///   - uploadURL: An upload created earlier (by this or another process) to continue, or
-    ///     `nil` to create one. Its `Upload-Length` must equal the source's length, and it
+    ///     `nil` to create one. Its `Upload-Length` must equal the source's length, and the
+    ///     `filename` in its `Upload-Metadata`, where it has one, the filename the source would
+    ///     be uploaded as, or it fails before anything is sent with
+    ///     ``BlobUploadError/lengthMismatch(url:serverLength:sourceLength:)`` or
+    ///     ``BlobUploadError/filenameMismatch(url:uploadFilename:sourceFilename:)``. It
     ///     must be on the endpoint's origin (the client's headers are meant for that origin
     ///     only): another one fails with
     ///     ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, unasked.

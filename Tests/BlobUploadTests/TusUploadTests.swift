@@ -104,7 +104,7 @@ import Testing
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": "skip.bin", "filetype": "x/y"])
+        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": "plain", "filetype": "x/y"])
         #expect(try await sendRawPatch(bytes.prefix(700_000), at: 0, to: uploadURL) == 204)
         let plain = UploadSource.streams(name: "plain", length: Int64(size)) { InputStream(fileAtPath: path)! }
         let result = try await client.upload(plain, resuming: uploadURL)

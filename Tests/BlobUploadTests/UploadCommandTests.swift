@@ -98,6 +98,27 @@ import Testing
         #expect(gone.standardError.contains("404") || gone.standardError.contains("gone"))
     }
 
+    /// Resuming an upload with another, smaller file says that the file does not match,
+    /// instead of the source's "invalid offset" for the server's offset beyond its end.
+    @Test func resumingWithAnotherFileSaysItDoesNotMatch() async throws {
+        try TestServers.requireTus()
+        let path = try makeRandomFile(size: 100_000, seed: 24)
+        defer { TempFiles.remove(path) }
+        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let uploadURL = try await client.create(
+            length: 500_000, metadata: ["filename": (path as NSString).lastPathComponent, "filetype": "x/y"])
+        defer { TestServers.removeUploads([uploadURL]) }
+        #expect(try await sendRawPatch(Data(count: 200_000), at: 0, to: uploadURL) == 204)
+
+        let result = try blobstream(["upload", "--resume", uploadURL.absoluteString, path, TestServers.tusFilesURL.absoluteString])
+
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("\(uploadURL): the source does not match this upload: the upload is 500000 "
+            + "bytes long, the source 100000 bytes"), "\(result.standardError)")
+        #expect(!result.standardError.contains("invalid offset"))
+        #expect(try await client.status(of: uploadURL).offset == 200_000)
+    }
+
     /// One line from `handle`, without its newline, or `nil` at end of file.
     static func readLine(_ handle: FileHandle) -> String? {
         var bytes: [UInt8] = []

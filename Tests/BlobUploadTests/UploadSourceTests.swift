@@ -57,7 +57,9 @@ import Testing
         try TempFiles.writeRandomFile(atPath: path, size: size, seed: 33)
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
-        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": "n", "filetype": "b"])
+        // The filename the source is uploaded as: resuming compares it.
+        let filename = (path as NSString).lastPathComponent
+        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": filename, "filetype": "b"])
         let head = Data(TempFiles.pseudoRandomBytes(count: 1_000_000, seed: 33))
         #expect(try await sendRawPatch(head, at: 0, to: uploadURL) == 204)
         let source = try UploadSource.url(TestServers.nginxURL(forFileAtPath: path, route: .noRange))
