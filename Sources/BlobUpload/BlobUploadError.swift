@@ -48,6 +48,13 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
     /// The server's answer breaks the tus protocol in a way the client cannot work around.
     case protocolViolation(url: String, reason: String)
+    /// `method url` was answered with `statusCode` and without the `Tus-Resumable` header
+    /// that the tus protocol puts on every answer: no tus server is there (a web server, a
+    /// wrong path). Thrown for a creation `POST` answered with success, or with an error after
+    /// `OPTIONS` did not show a tus server either (authentication challenges, 401 and 407,
+    /// stay ``httpStatus(method:url:statusCode:message:)``), and for a `HEAD` of an upload to
+    /// resume answered with success.
+    case notTusServer(method: String, url: String, statusCode: Int)
     /// The length of `source` is not known, but a tus upload must announce it when created.
     case lengthUnknown(source: String)
     /// The option `name` has a value the client cannot work with; nothing was sent.
@@ -106,6 +113,11 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
         case .protocolViolation(let url, let reason):
             return "\(url): the server broke the tus protocol: \(reason)"
+        case .notTusServer(let method, let url, let status):
+            let reason = HTTPURLResponse.localizedString(forStatusCode: status)
+            let what = method == "POST" ? "a tus server's creation endpoint (such as http://host/files/)" : "a tus upload's URL"
+            return "\(method) \(url): not a tus server: it answered HTTP \(status) \(reason) without the Tus-Resumable "
+                + "header that every tus answer carries; check that the URL is \(what)"
         case .lengthUnknown(let source):
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
         case .invalidOption(let name, let reason):

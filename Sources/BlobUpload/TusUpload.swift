@@ -24,6 +24,8 @@ final class TusUpload {
     /// bytes it never received.
     private var sentEnd: Int64 = 0
     private var checksumAlgorithm: ChecksumAlgorithm?
+    /// Whether `OPTIONS` answered with `Tus-Version`, as a tus server must.
+    private var optionsShowedTus = false
     /// Failures since the offset last moved forward.
     private var failures = 0
     /// 460 answers for the chunk at `offset`.
@@ -81,6 +83,7 @@ final class TusUpload {
             // OPTIONS is optional for servers: assume only the core protocol.
             return .unknown
         }
+        optionsShowedTus = !capabilities.versions.isEmpty
         if !capabilities.versions.isEmpty, !capabilities.versions.contains("1.0.0") {
             throw .protocolViolation(
                 url: client.endpoint.absoluteString,
@@ -101,7 +104,8 @@ final class TusUpload {
         metadata["filetype"] = options.filetype
         let length = self.length
         let url = try await retrying { () async throws(BlobUploadError) in
-            try await client.create(length: length, metadata: metadata, headers: options.headers)
+            try await client.create(
+                length: length, metadata: metadata, headers: options.headers, optionsShowedTus: optionsShowedTus)
         }
         uploadURL = url
         offset = 0

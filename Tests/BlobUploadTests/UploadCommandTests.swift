@@ -119,6 +119,28 @@ import Testing
         #expect(try await client.status(of: uploadURL).offset == 200_000)
     }
 
+    /// A web server's error page never reaches the terminal, and an upload endpoint that is
+    /// no tus server is named as such.
+    @Test func aWebServerIsReportedWithoutItsErrorPage() throws {
+        try TestServers.requireNginx()
+        let path = try makeRandomFile(size: 1000, seed: 25)
+        defer { TempFiles.remove(path) }
+
+        let upload = try blobstream(["upload", path, TestServers.nginxURL.absoluteString])
+        #expect(upload.status == 1)
+        #expect(upload.standardError.contains("POST \(TestServers.nginxURL): not a tus server: it answered HTTP 403 Forbidden"),
+                "\(upload.standardError)")
+
+        let target = TestServers.nginxURL.appendingPathComponent("not-here-\(UUID().uuidString).bin").absoluteString
+        let put = try blobstream(["put", path, target])
+        #expect(put.status == 1)
+        #expect(put.standardError.contains("PUT \(target): HTTP 405 Method Not Allowed"), "\(put.standardError)")
+        for result in [upload, put] {
+            #expect(!result.standardError.contains("<"), "\(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+        }
+    }
+
     /// One line from `handle`, without its newline, or `nil` at end of file.
     static func readLine(_ handle: FileHandle) -> String? {
         var bytes: [UInt8] = []
