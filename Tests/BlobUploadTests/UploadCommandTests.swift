@@ -19,6 +19,8 @@ import Testing
 
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        // The upload URL comes first, even when the upload then fails.
+        defer { TestServers.removeUploads(lines.compactMap(URL.init(string:))) }
         #expect(lines.count == 2)
         #expect(lines.first == lines.last)
         let uploadURL = try #require(URL(string: lines.last ?? ""))
