@@ -13,7 +13,11 @@ extension HTTPReply {
     /// when it merely repeats the status ("403 Forbidden"): a web server's error page is
     /// markup around the status line the error already shows. Nothing of a binary body.
     var message: String? {
-        let text = String(decoding: body.prefix(8192), as: UTF8.self)
+        var text = String(decoding: body.prefix(8192), as: UTF8.self)
+        // A character cut where the decoded part (or the kept body) ends is not binary.
+        while text.last == "\u{FFFD}" {
+            text.removeLast()
+        }
         guard !text.contains("\u{FFFD}"), !text.contains("\u{0}") else { return nil }
         let isHTML = header("content-type")?.lowercased().contains("html") == true
             || text.drop(while: \.isWhitespace).prefix(14).lowercased().hasPrefix("<!doctype html")

@@ -33,6 +33,12 @@ import Testing
         #expect(message("   \n  ") == nil)
     }
 
+    /// Only the start of a long body is decoded: a character cut there is no sign of binary.
+    @Test func aLongBodyCutInsideACharacterKeepsItsLine() {
+        let text = "x" + String(repeating: "é", count: 5000)
+        #expect(message(text, type: "text/plain") == "x" + String(repeating: "é", count: 199) + "…")
+    }
+
     @Test func binaryBodiesKeepNothing() {
         let reply = HTTPReply(
             method: "PUT", url: URL(string: "http://example.com/x")!, statusCode: 500, headers: [:],
