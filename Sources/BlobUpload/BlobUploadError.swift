@@ -53,7 +53,7 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// wrong path). Thrown for a creation `POST` answered with success, or with an error after
     /// `OPTIONS` did not show a tus server either (authentication challenges, 401 and 407,
     /// stay ``httpStatus(method:url:statusCode:message:)``), and for a `HEAD` of an upload to
-    /// resume answered with success.
+    /// resume answered with success but with neither `Tus-Resumable` nor `Upload-Offset`.
     case notTusServer(method: String, url: String, statusCode: Int)
     /// The length of `source` is not known, but a tus upload must announce it when created.
     case lengthUnknown(source: String)
@@ -115,9 +115,9 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(url): the server broke the tus protocol: \(reason)"
         case .notTusServer(let method, let url, let status):
             let reason = HTTPURLResponse.localizedString(forStatusCode: status)
-            let what = method == "POST" ? "a tus server's creation endpoint (such as http://host/files/)" : "a tus upload's URL"
-            return "\(method) \(url): not a tus server: it answered HTTP \(status) \(reason) without the Tus-Resumable "
-                + "header that every tus answer carries; check that the URL is \(what)"
+            let what = method == "POST" ? ("a tus server", "the tus creation URL") : ("a tus upload", "the URL of a tus upload")
+            return "\(method) \(url): HTTP \(status) \(reason): \(url) does not answer like \(what.0) (the answer has no "
+                + "Tus-Resumable header); is it \(what.1)?"
         case .lengthUnknown(let source):
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
         case .invalidOption(let name, let reason):

@@ -21,9 +21,8 @@ import Testing
 
         await #expect(throws: expected) { try await upload(to: endpoint) }
 
-        #expect(expected.description == "POST \(endpoint): not a tus server: it answered HTTP 403 Forbidden without "
-            + "the Tus-Resumable header that every tus answer carries; check that the URL is a tus server's creation "
-            + "endpoint (such as http://host/files/)")
+        #expect(expected.description == "POST \(endpoint): HTTP 403 Forbidden: \(endpoint) does not answer like a tus "
+            + "server (the answer has no Tus-Resumable header); is it the tus creation URL?")
     }
 
     /// Resuming "an upload" that is a plain file: the HEAD answers 200 without tus headers.
@@ -34,9 +33,12 @@ import Testing
         defer { TempFiles.remove(path) }
         let fileURL = try TestServers.nginxURL(forFileAtPath: path)
 
-        await #expect(throws: BlobUploadError.notTusServer(method: "HEAD", url: fileURL.absoluteString, statusCode: 200)) {
-            try await upload(to: TestServers.nginxURL, resuming: fileURL)
-        }
+        let expected = BlobUploadError.notTusServer(method: "HEAD", url: fileURL.absoluteString, statusCode: 200)
+
+        await #expect(throws: expected) { try await upload(to: TestServers.nginxURL, resuming: fileURL) }
+
+        #expect(expected.description == "HEAD \(fileURL): HTTP 200 OK: \(fileURL) does not answer like a tus upload "
+            + "(the answer has no Tus-Resumable header); is it the URL of a tus upload?")
     }
 
     /// A server that accepts anything: OPTIONS and POST answer 200 with a page.
