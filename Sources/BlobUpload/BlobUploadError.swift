@@ -38,10 +38,23 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// thrown, with the source's name as `url` and its declared length as `serverLength`,
     /// when an ``UploadSource`` declares a length its ``BlobInputStream`` contradicts.
     case lengthMismatch(url: String, serverLength: Int64?, sourceLength: Int64)
+    /// The upload at `url` to be resumed carries the filename `uploadFilename` in its
+    /// `Upload-Metadata`, but the source would be uploaded as `sourceFilename` (the
+    /// ``TusUploadOptions/filename`` given, or the last component of the source's name): it
+    /// is another file. Nothing was sent. Give the upload's name as the filename to resume a
+    /// file that was only renamed.
+    case filenameMismatch(url: String, uploadFilename: String, sourceFilename: String)
     /// The server accepts uploads of at most `maxSize` bytes; the source has `length`.
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
     /// The server's answer breaks the tus protocol in a way the client cannot work around.
     case protocolViolation(url: String, reason: String)
+    /// `method url` was answered with `statusCode` and without the `Tus-Resumable` header
+    /// that the tus protocol puts on every answer: no tus server is there (a web server, a
+    /// wrong path). Thrown for a creation `POST` answered with success, or with an error after
+    /// `OPTIONS` did not show a tus server either (authentication challenges, 401 and 407,
+    /// stay ``httpStatus(method:url:statusCode:message:)``), and for a `HEAD` of an upload to
+    /// resume answered with success but with neither `Tus-Resumable` nor `Upload-Offset`.
+    case notTusServer(method: String, url: String, statusCode: Int)
     /// The length of `source` is not known, but a tus upload must announce it when created.
     case lengthUnknown(source: String)
     /// The option `name` has a value the client cannot work with; nothing was sent.
@@ -88,13 +101,23 @@ extension BlobUploadError: CustomStringConvertible {
         case .checksumMismatch(let url, let offset, let attempts):
             return "\(url): the server rejected the chunk at offset \(offset) with 460 Checksum Mismatch \(attempts) times in a row"
         case .lengthMismatch(let url, let serverLength, let sourceLength):
-            let server = serverLength.map(String.init) ?? "an unknown length"
-            return "\(url): the upload was created for \(server) bytes but the source has \(sourceLength) bytes; "
-                + "it is not the same blob"
+            let server = serverLength.map { "\($0) bytes long" } ?? "of an unknown length"
+            return "\(url): the source does not match this upload: the upload is \(server), the source \(sourceLength) "
+                + "bytes (another blob, or one that changed since the upload started); resume with the blob the upload "
+                + "was started with, or start a new upload"
+        case .filenameMismatch(let url, let uploadFilename, let sourceFilename):
+            return "\(url): the source does not match this upload: the upload is of \"\(uploadFilename)\", the source is "
+                + "named \"\(sourceFilename)\"; resume with the file the upload was started with, or give its name as the "
+                + "filename if it was only renamed, or start a new upload"
         case .tooLarge(let endpoint, let length, let maxSize):
             return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
         case .protocolViolation(let url, let reason):
             return "\(url): the server broke the tus protocol: \(reason)"
+        case .notTusServer(let method, let url, let status):
+            let reason = HTTPURLResponse.localizedString(forStatusCode: status)
+            let what = method == "POST" ? ("a tus server", "the tus creation URL") : ("a tus upload", "the URL of a tus upload")
+            return "\(method) \(url): HTTP \(status) \(reason): \(url) does not answer like \(what.0) (the answer has no "
+                + "Tus-Resumable header); is it \(what.1)?"
         case .lengthUnknown(let source):
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
         case .invalidOption(let name, let reason):

@@ -18,14 +18,6 @@ struct HTTPReply: Sendable {
 
     var isSuccess: Bool { (200..<300).contains(statusCode) }
 
-    /// The start of the body as text, for error messages.
-    var message: String? {
-        guard !body.isEmpty else { return nil }
-        let text = String(decoding: body.prefix(300), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.isEmpty ? nil : text
-    }
-
     func statusError() -> BlobUploadError {
         .httpStatus(method: method, url: url.absoluteString, statusCode: statusCode, message: message)
     }

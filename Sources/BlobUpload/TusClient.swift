@@ -96,14 +96,29 @@ public final class TusClient: Sendable {
     ///   usable `Location`, ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``
     ///   (with the `PATCH` that would have followed) for one on another origin, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
     ///   ``BlobUploadError/cancelled``.
+    ///   A success without `Tus-Resumable` is ``BlobUploadError/notTusServer(method:url:statusCode:)``.
     public func create(
         length: Int64, metadata: [String: String], headers extra: [String: String] = [:]
+    ) async throws(BlobUploadError) -> URL {
+        try await create(length: length, metadata: metadata, headers: extra, optionsShowedTus: true)
+    }
+
+    /// ``create(length:metadata:headers:)``, told whether `OPTIONS` showed a tus server. An
+    /// answer without `Tus-Resumable` is a tus server's only when it did: tuspyserver leaves
+    /// the header off its errors. Without that, and unless the answer is an authentication
+    /// challenge, such an answer means there is no tus server at the endpoint.
+    func create(
+        length: Int64, metadata: [String: String], headers extra: [String: String], optionsShowedTus: Bool
     ) async throws(BlobUploadError) -> URL {
         var headers = extra
         headers["Upload-Length"] = String(length)
         let encoded = try TusMetadata.encode(metadata)
         if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
         let reply = try await send("POST", endpoint, headers: headers, body: Data())
+        if reply.header("tus-resumable") == nil,
+           reply.isSuccess || (!optionsShowedTus && ![401, 407].contains(reply.statusCode)) {
+            throw .notTusServer(method: "POST", url: endpoint.absoluteString, statusCode: reply.statusCode)
+        }
         guard reply.isSuccess else { throw reply.statusError() }
         guard let location = reply.header("location"), !location.isEmpty else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
@@ -119,7 +134,8 @@ public final class TusClient: Sendable {
 
     /// Asks the server how much of the upload at `uploadURL` it has (`HEAD`).
     /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` for 404/410,
-    ///   ``BlobUploadError/protocolViolation(url:reason:)``
+    ///   ``BlobUploadError/notTusServer(method:url:statusCode:)`` for a success with neither
+    ///   `Tus-Resumable` nor `Upload-Offset`, ``BlobUploadError/protocolViolation(url:reason:)``
     ///   without a valid `Upload-Offset`, other statuses, network errors, cancellation;
     ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when `uploadURL` is
     ///   not on the endpoint's origin.
@@ -129,6 +145,10 @@ public final class TusClient: Sendable {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
         }
         guard reply.isSuccess else { throw reply.statusError() }
+        // A plain file, not an upload: the answer of a web server.
+        guard reply.header("tus-resumable") != nil || reply.header("upload-offset") != nil else {
+            throw .notTusServer(method: "HEAD", url: uploadURL.absoluteString, statusCode: reply.statusCode)
+        }
         guard let offset = reply.header("upload-offset").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }),
               offset >= 0 else {
             throw .protocolViolation(url: uploadURL.absoluteString, reason: "the HEAD answer has no valid Upload-Offset")
@@ -165,7 +185,11 @@ public final class TusClient: Sendable {
     /// - Parameters:
     ///   - source: Where the bytes come from.
     ///   - uploadURL: An upload created earlier (by this or another process) to continue, or
-    ///     `nil` to create one. Its `Upload-Length` must equal the source's length, and it
+    ///     `nil` to create one. Its `Upload-Length` must equal the source's length, and the
+    ///     `filename` in its `Upload-Metadata`, where it has one, the filename the source would
+    ///     be uploaded as, or it fails before anything is sent with
+    ///     ``BlobUploadError/lengthMismatch(url:serverLength:sourceLength:)`` or
+    ///     ``BlobUploadError/filenameMismatch(url:uploadFilename:sourceFilename:)``. It
     ///     must be on the endpoint's origin (the client's headers are meant for that origin
     ///     only): another one fails with
     ///     ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, unasked.

@@ -24,6 +24,8 @@ final class TusUpload {
     /// bytes it never received.
     private var sentEnd: Int64 = 0
     private var checksumAlgorithm: ChecksumAlgorithm?
+    /// Whether `OPTIONS` answered with `Tus-Version`, as a tus server must.
+    private var optionsShowedTus = false
     /// Failures since the offset last moved forward.
     private var failures = 0
     /// 460 answers for the chunk at `offset`.
@@ -81,6 +83,7 @@ final class TusUpload {
             // OPTIONS is optional for servers: assume only the core protocol.
             return .unknown
         }
+        optionsShowedTus = !capabilities.versions.isEmpty
         if !capabilities.versions.isEmpty, !capabilities.versions.contains("1.0.0") {
             throw .protocolViolation(
                 url: client.endpoint.absoluteString,
@@ -97,11 +100,12 @@ final class TusUpload {
 
     private func createUpload() async throws(BlobUploadError) {
         var metadata = options.metadata
-        metadata["filename"] = options.filename ?? Self.lastComponent(of: source.name)
+        metadata["filename"] = filename
         metadata["filetype"] = options.filetype
         let length = self.length
         let url = try await retrying { () async throws(BlobUploadError) in
-            try await client.create(length: length, metadata: metadata, headers: options.headers)
+            try await client.create(
+                length: length, metadata: metadata, headers: options.headers, optionsShowedTus: optionsShowedTus)
         }
         uploadURL = url
         offset = 0
@@ -120,14 +124,39 @@ final class TusUpload {
             try await restart(after: .uploadGone(url: goneURL, statusCode: code))
             return
         }
+        try await requireMatch(status, at: url)
         length = try await reader.start(at: status.offset)
-        if status.length != length {
-            throw .lengthMismatch(url: url.absoluteString, serverLength: status.length, sourceLength: length)
-        }
         // An upload this run did not start: the server's offset is all there is to go by.
         offset = status.offset
         sentEnd = status.offset
         emit(.resumed(uploadURL: url, offset: offset))
+    }
+
+    /// Refuses to continue the upload at `url` with a source that is not its blob, before a
+    /// byte is read at the server's offset (which may lie beyond a smaller source's end) or
+    /// sent: by length, and by the filename the upload carries where its metadata has one.
+    /// The name compared is the one the upload would be created with (``TusUploadOptions/filename``
+    /// when given), so a caller resumes a renamed file by giving its old name.
+    private func requireMatch(_ status: TusUploadStatus, at url: URL) async throws(BlobUploadError) {
+        // A declared length needs no stream; otherwise one is opened at 0 to learn it, and
+        // moved to the offset only once the lengths agree.
+        let sourceLength: Int64
+        if let declared = source.length {
+            sourceLength = declared
+        } else {
+            sourceLength = try await reader.start(at: 0)
+        }
+        if status.length != sourceLength {
+            throw .lengthMismatch(url: url.absoluteString, serverLength: status.length, sourceLength: sourceLength)
+        }
+        if let uploadFilename = status.metadata["filename"], uploadFilename != filename {
+            throw .filenameMismatch(url: url.absoluteString, uploadFilename: uploadFilename, sourceFilename: filename)
+        }
+    }
+
+    /// The `filename` metadata a new upload gets.
+    private var filename: String {
+        options.filename ?? Self.lastComponent(of: source.name)
     }
 
     /// Sends the prepared chunk from `offset`; returns the server's new offset.

@@ -14,6 +14,8 @@ public struct TusUploadOptions: Sendable {
     /// larger request body gains nothing in throughput while most servers refuse it.
     public static let maxChunkSize = 1 << 30
     /// The `filename` metadata; defaults to the last path component of the source's name.
+    /// Resuming compares it with the filename the upload carries, if any: give the upload's
+    /// name here to resume a file that was renamed since.
     public var filename: String?
     /// The `filetype` metadata. `application/octet-stream` by default.
     public var filetype: String = "application/octet-stream"

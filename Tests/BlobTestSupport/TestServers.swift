@@ -139,3 +139,70 @@ public enum TestServers {
         }
     }
 }
+
+// MARK: cleanup
+
+extension TestServers {
+    /// Removes what a test uploaded to the shared servers, so that test runs leave nothing
+    /// behind: a tus upload on ``tusPort`` or ``checksumTusPort`` by termination (`DELETE`,
+    /// which tuspyserver supports), a file PUT under ``uploadURL`` by nginx's `DELETE`. Where
+    /// the DELETE fails (server down, upload locked) the files themselves are removed from
+    /// ``tusDataRoot`` or ``uploadRoot``. Other URLs are left alone: a ``TusServerProcess``
+    /// removes its own directory. Synchronous, so that it can run in a `defer`.
+    public static func removeUploads(_ urls: [URL]) {
+        for url in urls {
+            removeUpload(url)
+        }
+    }
+
+    private static func removeUpload(_ url: URL) {
+        guard url.host == "127.0.0.1", let port = url.port.flatMap(UInt16.init(exactly:)),
+              let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath,
+              !url.path.split(separator: "/").contains("..") else { return }
+        let files: [String]
+        switch port {
+        case tusPort, checksumTusPort:
+            let id = url.lastPathComponent
+            guard url.path.hasPrefix("/files/"), !id.isEmpty, id != "files" else { return }
+            files = [tusDataRoot + "/" + id, tusDataRoot + "/" + id + ".info"]
+        case nginxPort:
+            guard url.path.hasPrefix("/upload/") else { return }
+            files = [wwwRoot + url.path]
+        default:
+            return
+        }
+        if let status = delete(path, port: port), (200..<300).contains(status) || [404, 410].contains(status) {
+            return
+        }
+        files.forEach(TempFiles.remove)
+    }
+
+    /// Sends `DELETE path` to 127.0.0.1:`port` and returns the answer's status, or `nil`
+    /// when there was none within 10 s.
+    private static func delete(_ path: String, port: UInt16) -> Int? {
+        guard case .success(let fd) = LoopbackSocket.connect(port: port, timeout: 2) else { return nil }
+        defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array(("DELETE \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nTus-Resumable: 1.0.0\r\n"
+            + "Content-Length: 0\r\nConnection: close\r\n\r\n").utf8)
+        var written = 0
+        while written < request.count {
+            let count = request[written...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return nil }
+            written += count
+        }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while !answer.contains(UInt8(ascii: "\n")) {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            answer += buffer[0..<count]
+        }
+        // "HTTP/1.1 204 No Content"
+        let words = String(decoding: answer, as: UTF8.self).split(separator: " ", maxSplits: 2)
+        return words.count >= 2 ? Int(words[1]) : nil
+    }
+}

@@ -59,6 +59,7 @@ import Testing
         var options = TusUploadOptions()
         options.headers = ["Authorization": "Bearer x\r\nX-Injected: 1"]
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         let source = UploadSource.streams(name: "injected", length: 3) { InputStream(data: Data("abc".utf8)) }
         await #expect {
             _ = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: options) { log.append($0) }

@@ -61,6 +61,7 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = chunk
         let created = EventLog<URL>()
+        defer { TestServers.removeUploads(created.all) }
         let interfered = Mutex(false)
         options.chunkBodyHook = { offset, body in
             guard offset == Int64(chunk), !interfered.withLock({ $0 }), let url = created.all.first else { return body }
@@ -107,6 +108,7 @@ import Testing
             return damaged
         }
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         let result = try await client.upload(.file(path: path), options: options) { log.append($0) }
         #expect(result.checksumAlgorithm == "sha256")
         guard case .httpStatus("PATCH", _, 460, _)? = log.retriedErrors.first, log.retriedErrors.count == 1 else {
@@ -129,6 +131,7 @@ import Testing
             return damaged
         }
         let created = EventLog<URL>()
+        defer { TestServers.removeUploads(created.all) }
         await #expect {
             _ = try await client.upload(.file(path: path), options: options) { event in
                 if case .created(let url) = event { created.append(url) }

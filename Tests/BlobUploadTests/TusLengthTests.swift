@@ -22,6 +22,7 @@ import Testing
             MemoryDataSource(data: Self.bytes)
         }
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         await #expect(throws: BlobUploadError.lengthMismatch(
             url: "declared-\(declared)", serverLength: declared, sourceLength: Int64(Self.bytes.count))) {
             _ = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: Self.options) { log.append($0) }
@@ -35,6 +36,7 @@ import Testing
         let declared = Int64(200_000)
         let source = UploadSource.streams(name: "longer", length: declared) { InputStream(data: Self.bytes) }
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         await #expect(throws: BlobUploadError.source(.sourceChanged(
             resource: "longer", offset: declared,
             reason: "the stream yields more than the declared length of \(declared) bytes"))) {
@@ -51,9 +53,11 @@ import Testing
         try TestServers.requireTus()
         let declared = Int64(400_000)
         let source = UploadSource.streams(name: "shorter", length: declared) { InputStream(data: Self.bytes) }
+        let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         await #expect(throws: BlobUploadError.source(.unexpectedEnd(
             resource: "shorter", offset: Int64(Self.bytes.count), expectedLength: declared))) {
-            _ = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: Self.options)
+            _ = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: Self.options) { log.append($0) }
         }
     }
 
@@ -61,7 +65,9 @@ import Testing
     @Test func aPlainStreamOfTheDeclaredLengthUploads() async throws {
         try TestServers.requireTus()
         let source = UploadSource.streams(name: "exact", length: Int64(Self.bytes.count)) { InputStream(data: Self.bytes) }
-        let result = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: Self.options)
+        let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
+        let result = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: Self.options) { log.append($0) }
         #expect(result.length == Int64(Self.bytes.count))
         let stored = try Data(contentsOf: URL(fileURLWithPath: TestServers.tusDataRoot + "/" + result.uploadURL.lastPathComponent))
         #expect(stored == Self.bytes)

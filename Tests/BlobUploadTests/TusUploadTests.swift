@@ -15,6 +15,7 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = 1024 * 1024
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         let result = try await client.upload(.file(path: path), options: options) { log.append($0) }
         #expect(result.length == Int64(size))
         #expect(result.startOffset == 0)
@@ -36,7 +37,9 @@ import Testing
         let path = try makeRandomFile(size: size, seed: 256)
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.checksumTusFilesURL)
-        let result = try await client.upload(.file(path: path))
+        let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
+        let result = try await client.upload(.file(path: path)) { log.append($0) }
         #expect(result.length == Int64(size))
         #expect(result.retries == 0)
         #expect(result.checksumAlgorithm == "sha256")
@@ -57,7 +60,9 @@ import Testing
         let path = try makeRandomFile(size: 0)
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
-        let result = try await client.upload(.file(path: path))
+        let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
+        let result = try await client.upload(.file(path: path)) { log.append($0) }
         #expect(result.length == 0)
         #expect(result.bytesSent == 0)
         #expect(try await client.status(of: result.uploadURL).offset == 0)
@@ -77,6 +82,7 @@ import Testing
         let truncated = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(1280 * 1024)
         let broken = UploadSource.streams(name: path, length: Int64(size)) { InputStream(data: truncated) }
         let first = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(first.createdURLs) }
         await #expect {
             _ = try await client.upload(broken, options: options) { first.append($0) }
         } throws: { error in
@@ -104,7 +110,8 @@ import Testing
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": "skip.bin", "filetype": "x/y"])
+        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": "plain", "filetype": "x/y"])
+        defer { TestServers.removeUploads([uploadURL]) }
         #expect(try await sendRawPatch(bytes.prefix(700_000), at: 0, to: uploadURL) == 204)
         let plain = UploadSource.streams(name: "plain", length: Int64(size)) { InputStream(fileAtPath: path)! }
         let result = try await client.upload(plain, resuming: uploadURL)
@@ -118,6 +125,7 @@ import Testing
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
         let first = try await client.upload(.file(path: path))
+        defer { TestServers.removeUploads([first.uploadURL]) }
         let again = try await client.upload(.file(path: path), resuming: first.uploadURL)
         #expect(again.bytesSent == 0)
         #expect(again.startOffset == 100_000)
@@ -133,6 +141,7 @@ import Testing
         }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
         let uploadURL = try await client.create(length: 100_000, metadata: ["filename": "a", "filetype": "b"])
+        defer { TestServers.removeUploads([uploadURL]) }
         await #expect(throws: BlobUploadError.lengthMismatch(
             url: uploadURL.absoluteString, serverLength: 100_000, sourceLength: 99_999)) {
             _ = try await client.upload(.file(path: other), resuming: uploadURL)
@@ -165,6 +174,7 @@ import Testing
         var options = TusUploadOptions()
         options.restartIfGone = true
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         let result = try await client.upload(.file(path: path), resuming: goneURL, options: options) { log.append($0) }
         #expect(result.uploadURL != goneURL)
         #expect(log.all.prefix(2) == [.restarting(goneURL: goneURL), .created(uploadURL: result.uploadURL)])
@@ -181,6 +191,8 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = 256 * 1024
         let created = EventLog<URL>()
+        // Deleted by the test itself, unless it failed before.
+        defer { TestServers.removeUploads(created.all) }
         options.chunkBodyHook = { offset, body in
             // Deleted just before the 3rd PATCH is sent.
             if offset == 512 * 1024, let url = created.all.first {
@@ -222,6 +234,7 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = 256 * 1024
         let created = EventLog<URL>()
+        defer { TestServers.removeUploads(created.all) }
         let upload = Task {
             try await client.upload(.file(path: path), options: options) { event in
                 if case .created(let url) = event { created.append(url) }

@@ -19,6 +19,8 @@ import Testing
 
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        // The upload URL comes first, even when the upload then fails.
+        defer { TestServers.removeUploads(lines.compactMap(URL.init(string:))) }
         #expect(lines.count == 2)
         #expect(lines.first == lines.last)
         let uploadURL = try #require(URL(string: lines.last ?? ""))
@@ -96,6 +98,49 @@ import Testing
                                    "/etc/hostname", TestServers.tusFilesURL.absoluteString])
         #expect(gone.status == 1)
         #expect(gone.standardError.contains("404") || gone.standardError.contains("gone"))
+    }
+
+    /// Resuming an upload with another, smaller file says that the file does not match,
+    /// instead of the source's "invalid offset" for the server's offset beyond its end.
+    @Test func resumingWithAnotherFileSaysItDoesNotMatch() async throws {
+        try TestServers.requireTus()
+        let path = try makeRandomFile(size: 100_000, seed: 24)
+        defer { TempFiles.remove(path) }
+        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let uploadURL = try await client.create(
+            length: 500_000, metadata: ["filename": (path as NSString).lastPathComponent, "filetype": "x/y"])
+        defer { TestServers.removeUploads([uploadURL]) }
+        #expect(try await sendRawPatch(Data(count: 200_000), at: 0, to: uploadURL) == 204)
+
+        let result = try blobstream(["upload", "--resume", uploadURL.absoluteString, path, TestServers.tusFilesURL.absoluteString])
+
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("\(uploadURL): the source does not match this upload: the upload is 500000 "
+            + "bytes long, the source 100000 bytes"), "\(result.standardError)")
+        #expect(!result.standardError.contains("invalid offset"))
+        #expect(try await client.status(of: uploadURL).offset == 200_000)
+    }
+
+    /// A web server's error page never reaches the terminal, and an upload endpoint that is
+    /// no tus server is named as such.
+    @Test func aWebServerIsReportedWithoutItsErrorPage() throws {
+        try TestServers.requireNginx()
+        let path = try makeRandomFile(size: 1000, seed: 25)
+        defer { TempFiles.remove(path) }
+
+        let upload = try blobstream(["upload", path, TestServers.nginxURL.absoluteString])
+        #expect(upload.status == 1)
+        #expect(upload.standardError.contains("POST \(TestServers.nginxURL): HTTP 403 Forbidden: \(TestServers.nginxURL) "
+            + "does not answer like a tus server"), "\(upload.standardError)")
+
+        let target = TestServers.nginxURL.appendingPathComponent("not-here-\(UUID().uuidString).bin").absoluteString
+        let put = try blobstream(["put", path, target])
+        #expect(put.status == 1)
+        #expect(put.standardError.contains("PUT \(target): HTTP 405 Method Not Allowed"), "\(put.standardError)")
+        for result in [upload, put] {
+            #expect(!result.standardError.contains("<"), "\(result.standardError)")
+            #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
+        }
     }
 
     /// One line from `handle`, without its newline, or `nil` at end of file.

@@ -20,8 +20,10 @@ import Testing
         let url = try #require(AssetURL.url(identifier: identifier))
         var options = TusUploadOptions()
         options.chunkSize = 512 * 1024
+        let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         let result = try await TusClient(endpoint: TestServers.tusFilesURL)
-            .upload(try UploadSource.url(url, registry: registry), options: options)
+            .upload(try UploadSource.url(url, registry: registry), options: options) { log.append($0) }
         #expect(try tusStoredCopyMatches(result.uploadURL, file: path))
     }
 
@@ -41,6 +43,7 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = 1024 * 1024
         let log = EventLog<TusUploadEvent>()
+        defer { TestServers.removeUploads(log.createdURLs) }
         let result = try await TusClient(endpoint: TestServers.tusFilesURL).upload(source, options: options) { log.append($0) }
         #expect(try tusStoredCopyMatches(result.uploadURL, file: path))
         let status = try await TusClient(endpoint: TestServers.tusFilesURL).status(of: result.uploadURL)
@@ -57,7 +60,10 @@ import Testing
         try TempFiles.writeRandomFile(atPath: path, size: size, seed: 33)
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
-        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": "n", "filetype": "b"])
+        // The filename the source is uploaded as: resuming compares it.
+        let filename = (path as NSString).lastPathComponent
+        let uploadURL = try await client.create(length: Int64(size), metadata: ["filename": filename, "filetype": "b"])
+        defer { TestServers.removeUploads([uploadURL]) }
         let head = Data(TempFiles.pseudoRandomBytes(count: 1_000_000, seed: 33))
         #expect(try await sendRawPatch(head, at: 0, to: uploadURL) == 204)
         let source = try UploadSource.url(TestServers.nginxURL(forFileAtPath: path, route: .noRange))
