@@ -4,13 +4,15 @@ import Synchronization
 /// when resolved.
 ///
 /// Every read first checks that the asset's path still names the opened file (same device and
-/// inode, so not replaced or removed) and afterwards that the file kept its size and
-/// modification time (not rewritten in place). If either check fails the bytes are discarded and the
+/// inode, so not replaced or removed) and afterwards that the file's version is the one of the
+/// open (size, modification and status-change time: not rewritten in place, even with its
+/// modification time put back). If either check fails the bytes are discarded and the
 /// representation goes stale for good, like an `ALAssetRepresentation` after the gallery
 /// changed. Because the descriptor keeps the opened inode alive and the store only ever
 /// replaces files by renaming new ones over them, the bytes returned always belong to the
 /// version named by ``identity``. Three system calls per read are cheap next to the large
-/// reads an ``AssetDataSource`` makes.
+/// reads an ``AssetDataSource`` makes. ``changeSinceResolved()`` repeats the version check
+/// after the last read, when no read is left to notice a rewrite.
 final class DirectoryAssetRepresentation: AssetRepresentation {
     let size: Int64
     let identity: String?
@@ -34,7 +36,17 @@ final class DirectoryAssetRepresentation: AssetRepresentation {
         case .success(0):
             return goStale()
         case .success(let count):
-            return fileUnchangedSinceOpen() ? .read(count) : goStale()
+            return changeSinceResolved() == nil ? .read(count) : goStale()
+        }
+    }
+
+    /// Compares the descriptor's status with the one of the open (one `fstat`).
+    func changeSinceResolved() -> String? {
+        switch file.descriptor.status() {
+        case .failure(let error):
+            return "fstat of \(path) failed (errno \(error.rawValue))"
+        case .success(let now):
+            return now.change(since: file.status)
         }
     }
 
@@ -46,12 +58,5 @@ final class DirectoryAssetRepresentation: AssetRepresentation {
     private func pathStillNamesOpenedFile() -> Bool {
         guard case .success(let now) = Syscall.linkStatus(path) else { return false }
         return now.st_dev == file.status.st_dev && now.st_ino == file.status.st_ino
-    }
-
-    private func fileUnchangedSinceOpen() -> Bool {
-        guard case .success(let now) = file.descriptor.status() else { return false }
-        return now.st_size == file.status.st_size
-            && now.modificationTime.tv_sec == file.status.modificationTime.tv_sec
-            && now.modificationTime.tv_nsec == file.status.modificationTime.tv_nsec
     }
 }
