@@ -14,6 +14,8 @@ import Synchronization
 ///   the stream continues only when the asset is the same version (a handle went stale but the
 ///   bytes did not change); otherwise it fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, never mixing versions.
+/// - Before the stream reports the end, ``confirmUnchanged(at:)`` asks the representation
+///   whether its version changed after the last read.
 /// - An asset that vanished fails the open with ``BlobStreamError/notFound(resource:)`` naming
 ///   ``resourceName`` (`asset://?id=…`).
 /// - ``reasonWaitingWouldDeadlock()`` reports when the calling thread is the store's declared
@@ -132,6 +134,16 @@ public final class AssetDataSource: BlobDataSource {
         case .failed(let error):
             return .failed(error)
         }
+    }
+
+    /// Asks the representation whether its bytes are still the version it was resolved as
+    /// (``AssetRepresentation/changeSinceResolved()``); a change is
+    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``, so an asset rewritten after
+    /// the last read never ends in a success.
+    public func confirmUnchanged(at offset: Int64) -> BlobStreamError? {
+        guard let representation = state.withLock({ $0.representation }),
+              let reason = representation.changeSinceResolved() else { return nil }
+        return .sourceChanged(resource: resourceName, offset: offset, reason: reason)
     }
 
     /// Drops the representation (releasing what it holds) and any open still waiting for the

@@ -40,6 +40,19 @@ public protocol AssetRepresentation: AnyObject, Sendable {
     ///   - offset: The first byte wanted, from 0 to less than ``size``.
     /// - Returns: How many bytes were written (possibly fewer than asked), or why none were.
     func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult
+
+    /// Checks, without waiting, that the bytes behind this representation are still the
+    /// version ``identity`` names. ``AssetDataSource`` asks once it has read the last byte and
+    /// before the stream reports the end, so an asset rewritten after the last read ends in
+    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)`` instead of a success.
+    /// - Returns: `nil` when the version is unchanged or the representation cannot tell;
+    ///   otherwise what changed, in words.
+    func changeSinceResolved() -> String?
+}
+
+extension AssetRepresentation {
+    /// `nil`: by default a representation has no check beyond its reads.
+    public func changeSinceResolved() -> String? { nil }
 }
 
 /// A library of assets addressed by identifier — a photo gallery, a folder of imported files —

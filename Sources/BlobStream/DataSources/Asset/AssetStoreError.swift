@@ -24,6 +24,9 @@ public enum AssetStoreError: Error, Sendable, Hashable {
     case unsupportedFile(path: String, reason: String)
     /// Any other failure of a custom store, in its own words.
     case failed(identifier: String, reason: String)
+    /// The asset's file at `path` is not a regular file but a `kind` of file (a FIFO, socket,
+    /// device or directory), which cannot be read at an offset.
+    case notRegularFile(path: String, kind: String)
 
     /// The same failure as a stream error about `resource` (the asset's URL, as the stream
     /// names it), so a stream reports vanished assets as
@@ -36,6 +39,10 @@ public enum AssetStoreError: Error, Sendable, Hashable {
             return .permissionDenied(resource: resource)
         case .system(let path, let operation, let code):
             return .system(resource: "\(resource) (\(path))", operation: operation, offset: nil, errno: code)
+        case .notRegularFile(let path, "directory"):
+            return .isDirectory(path: "\(resource) (\(path))")
+        case .notRegularFile(let path, let kind):
+            return .notRegularFile(path: "\(resource) (\(path))", kind: kind)
         case .invalidIdentifier, .unsupportedFile, .failed:
             return .sourceFailed(resource: resource, reason: description)
         }
@@ -56,6 +63,8 @@ extension AssetStoreError: CustomStringConvertible {
             return "\(path): cannot become an asset: \(reason)"
         case .failed(let identifier, let reason):
             return "asset \(String(reflecting: identifier)): \(reason)"
+        case .notRegularFile(let path, let kind):
+            return "\(path): is a \(kind), not a regular file"
         }
     }
 }

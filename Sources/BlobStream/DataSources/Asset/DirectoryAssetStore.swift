@@ -65,20 +65,15 @@ public final class DirectoryAssetStore: AssetStore {
 
     private func representation(of identifier: String) throws(AssetStoreError) -> any AssetRepresentation {
         let path = try path(of: identifier)
-        let fd: Int32
-        switch AssetFileCalls.openNoFollow(path) {
-        case .success(let descriptor): fd = descriptor
-        case .failure(let error): throw Self.lookupError(error, identifier: identifier, path: path, operation: "open")
-        }
-        switch Syscall.fileStatus(fd) {
-        case .failure(let error):
-            Syscall.close(fd)
-            throw .system(path: path, operation: "fstat", errno: error.rawValue)
-        case .success(let status) where !status.isRegularFile:
-            Syscall.close(fd)
-            throw .failed(identifier: identifier, reason: "\(path) is not a regular file")
-        case .success(let status):
-            return DirectoryAssetRepresentation(fd: fd, path: path, status: status)
+        switch Syscall.openRegularFile(path, followFinalLink: false) {
+        case .success(let file):
+            return DirectoryAssetRepresentation(file: file, path: path)
+        case .failure(.system(let operation, let error)):
+            throw Self.lookupError(error, identifier: identifier, path: path, operation: operation)
+        case .failure(.isDirectory):
+            throw .notRegularFile(path: path, kind: "directory")
+        case .failure(.notRegularFile(let kind)):
+            throw .notRegularFile(path: path, kind: kind)
         }
     }
 
@@ -109,20 +104,20 @@ public final class DirectoryAssetStore: AssetStore {
     ///   ``AssetStoreError/system(path:operation:errno:)``.
     public func remove(identifier: String) throws(AssetStoreError) {
         let path = try existingAssetPath(identifier)
-        if let error = AssetFileCalls.unlink(path) {
+        if let error = Syscall.unlink(path) {
             throw Self.lookupError(error, identifier: identifier, path: path, operation: "unlink")
         }
     }
 
     private func existingAssetPath(_ identifier: String) throws(AssetStoreError) -> String {
         let path = try path(of: identifier)
-        switch AssetFileCalls.linkStatus(path) {
+        switch Syscall.linkStatus(path) {
         case .failure(let error):
             throw Self.lookupError(error, identifier: identifier, path: path, operation: "lstat")
         case .success(let status) where (status.st_mode & S_IFMT) == S_IFLNK:
             throw Self.symbolicLink(identifier)
         case .success(let status) where !status.isRegularFile:
-            throw .failed(identifier: identifier, reason: "\(path) is not a regular file")
+            throw .notRegularFile(path: path, kind: status.kind)
         case .success:
             return path
         }
@@ -131,41 +126,48 @@ public final class DirectoryAssetStore: AssetStore {
     /// Copies `source` to a temporary file in the library, flushes it and renames it to
     /// `destination`, removing the temporary file on any failure.
     private func install(fileAt source: String, as destination: String) throws(AssetStoreError) {
-        let input: Int32
-        switch AssetFileCalls.openSource(source) {
-        case .success(let descriptor): input = descriptor
-        case .failure(let error): throw .system(path: source, operation: "open", errno: error.rawValue)
-        }
-        defer { Syscall.close(input) }
-        switch Syscall.fileStatus(input) {
-        case .failure(let error):
-            throw .system(path: source, operation: "fstat", errno: error.rawValue)
-        case .success(let status) where status.isDirectory:
-            throw .unsupportedFile(path: source, reason: "it is a directory")
-        case .success(let status) where !status.isRegularFile:
-            throw .unsupportedFile(path: source, reason: "it is not a regular file")
-        case .success:
-            break
+        let input: FileDescriptor
+        switch Syscall.openRegularFile(source) {
+        case .success(let file): input = file.descriptor
+        case .failure(.system(let operation, let error)): throw .system(path: source, operation: operation, errno: error.rawValue)
+        case .failure(.isDirectory): throw .unsupportedFile(path: source, reason: "it is a directory")
+        case .failure(.notRegularFile(let kind)): throw .unsupportedFile(path: source, reason: "it is a \(kind), not a regular file")
         }
         let temporary = directory + "/.import-" + UUID().uuidString.lowercased()
-        let output: Int32
-        switch AssetFileCalls.createExclusive(temporary) {
-        case .success(let descriptor): output = descriptor
-        case .failure(let error): throw .system(path: temporary, operation: "create", errno: error.rawValue)
-        }
         var failure: AssetStoreError?
-        if let (operation, error) = AssetFileCalls.copy(from: input, to: output) {
-            failure = .system(path: operation == "read" ? source : temporary, operation: operation, errno: error.rawValue)
-        } else if let error = AssetFileCalls.sync(output) {
-            failure = .system(path: temporary, operation: "fsync", errno: error.rawValue)
+        switch Syscall.createExclusive(temporary) {
+        case .failure(let error):
+            throw .system(path: temporary, operation: "create", errno: error.rawValue)
+        case .success(let output):
+            if let (operation, error) = Self.copy(from: input, to: output) {
+                failure = .system(path: operation == "read" ? source : temporary, operation: operation, errno: error.rawValue)
+            } else if let error = output.sync() {
+                failure = .system(path: temporary, operation: "fsync", errno: error.rawValue)
+            }
         }
-        Syscall.close(output)
-        if failure == nil, let error = AssetFileCalls.rename(temporary, to: destination) {
+        if failure == nil, let error = Syscall.rename(temporary, to: destination) {
             failure = .system(path: destination, operation: "rename", errno: error.rawValue)
         }
         if let failure {
-            _ = AssetFileCalls.unlink(temporary)
+            _ = Syscall.unlink(temporary)
             throw failure
+        }
+    }
+
+    /// Copies everything from `source` (from its current position) to `destination`.
+    /// - Returns: `nil`, or the failed operation's name and `errno`.
+    private static func copy(from source: FileDescriptor, to destination: FileDescriptor) -> (operation: String, errno: Errno)? {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            switch source.read(into: buffer) {
+            case .failure(let error):
+                return ("read", error)
+            case .success(0):
+                return nil
+            case .success(let count):
+                if let error = destination.writeAll(UnsafeRawBufferPointer(rebasing: buffer.prefix(count))) { return ("write", error) }
+            }
         }
     }
 
