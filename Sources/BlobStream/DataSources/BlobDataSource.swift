@@ -121,9 +121,10 @@ public protocol BlobDataSource: AnyObject, Sendable {
     /// Like `read`, it is never concurrent with another call of the source, and only comes
     /// between a successful `open` and `close`.
     ///
-    /// A file compares its inode and modification time with those of the open (one `fstat`);
-    /// a source whose every response is validated on its own (an HTTP source with `If-Range`)
-    /// has nothing more to check.
+    /// A file compares its device, inode, size, modification and status-change times with those
+    /// of the open (one `fstat`); a source whose every response is validated on its own (an
+    /// HTTP source, which compares each response's validators with the pinned ones) has nothing
+    /// more to check.
     /// - Parameter offset: The offset the stream has reached: the end of the blob.
     /// - Returns: `nil` when the version is unchanged or the source cannot tell more than it did
     ///   at `open`; otherwise the error that replaces the end of data, normally
