@@ -8,7 +8,8 @@ import Foundation
 /// the loopback servers through Scripts/test-servers.sh), upload (tus against tuspy, streamed PUT
 /// against URLSession and curl). Every scenario prints its MB/s and its ratio to its baseline;
 /// every scenario that is not a baseline has targets (see `Targets`) and is marked met or
-/// MISSED. The process exits 1 when any target is missed, unless `--no-verdict` is given.
+/// MISSED. The process exits 1 when any target is missed (or a scenario cannot run), unless
+/// `--no-verdict` is given, and 64 for a wrong command line.
 struct Options {
     var json = false
     var verdict = true
@@ -26,8 +27,9 @@ struct Options {
             switch argument {
             case "--json": json = true
             case "--no-verdict": verdict = false
-            case "--size": size = try Self.integer(rest.popFirst(), for: argument)
-            case "--runs": runs = try Self.integer(rest.popFirst(), for: argument)
+            // Bounded, so a typo cannot fill the disk or run for days.
+            case "--size": size = try Self.integer(rest.popFirst(), for: argument, in: (1 << 20)...(64 << 30))
+            case "--runs": runs = try Self.integer(rest.popFirst(), for: argument, in: 1...100)
             case "--only":
                 groups = Set((rest.popFirst() ?? "").split(separator: ",").map(String.init))
                 guard !groups.isEmpty, groups.isSubset(of: Self.allGroups) else {
@@ -41,8 +43,10 @@ struct Options {
         }
     }
 
-    private static func integer(_ value: String?, for option: String) throws -> Int {
-        guard let value, let number = Int(value), number > 0 else { throw BenchmarkError("\(option) takes a positive integer") }
+    private static func integer(_ value: String?, for option: String, in bounds: ClosedRange<Int>) throws -> Int {
+        guard let value, let number = Int(value), bounds.contains(number) else {
+            throw BenchmarkError("\(option) takes an integer from \(bounds.lowerBound) to \(bounds.upperBound), not '\(value ?? "")'")
+        }
         return number
     }
 }
@@ -72,8 +76,15 @@ func report(_ assessment: Assessment, json: Bool) {
     fflush(nil)
 }
 
+let options: Options
 do {
-    let options = try Options(Array(CommandLine.arguments.dropFirst()))
+    options = try Options(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    // 64 (EX_USAGE), so a wrong command line is not mistaken for a missed target (1).
+    FileHandle.standardError.write(Data("blob-bench: \(error)\n".utf8))
+    exit(64)
+}
+do {
     let file = try BenchmarkFile.prepare(size: options.size, directory: options.directory)
     if !options.json {
         print("blob-bench: \(options.size) bytes in page cache, best of \(options.runs) runs; ratio = MB/s / baseline MB/s")
