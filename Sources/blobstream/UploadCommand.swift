@@ -122,12 +122,14 @@ enum UploadCommand: Command {
         }
     }
 
-    /// When creating the upload failed with an HTTP error, asks the endpoint whether it speaks
-    /// tus at all (`OPTIONS` must answer `Tus-Version`), so a wrong URL is named as such
-    /// instead of leaving the user with a bare 403 or 405.
+    /// When creating the upload failed with an HTTP error or an answer tus forbids, asks the
+    /// endpoint whether it speaks tus at all (`OPTIONS` must answer `Tus-Version`), so a wrong
+    /// URL is named as such instead of leaving the user with a bare 403 or 405.
     private static func notTusHint(_ error: BlobUploadError, client: TusClient) -> String? {
-        guard case .httpStatus(_, _, let status, _) = error, (400..<500).contains(status), status != 413, status != 429 else {
-            return nil
+        switch error {
+        case .httpStatus(_, _, let status, _) where (400..<500).contains(status) && status != 413 && status != 429: break
+        case .protocolViolation: break
+        default: return nil
         }
         let outcome = UploadSupport.run { () async throws(BlobUploadError) -> TusServerCapabilities in
             try await client.discover()
