@@ -9,8 +9,8 @@ import Foundation
 /// Ours is the library path a user takes: `ChecksumCalculator` reading a `BlobInputStream` of
 /// the file. External tools are timed as whole processes (wall clock), best of three; the
 /// stream-against-memory pair, best of five.
-/// Targets: sha256/sha1/md5 ≥ 0.8× their tool, crc32 ≥ 1.0× zlib, crc32c ≥ 5000 MB/s,
-/// sha256 through the stream ≥ 0.9× in memory.
+/// Targets (in `Targets`): sha256/sha1/md5 ≥ 0.8× their tool, crc32 ≥ 1.0× zlib, crc32c ≥
+/// 5000 MB/s in memory and ≥ 0.3× that through a file, sha256 through the stream ≥ 0.9× in memory.
 func checksumScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     // Each comparison alternates its two sides run by run and keeps the best of each, so a
     // burst of load from other processes on a shared machine hits both sides alike.
@@ -30,7 +30,7 @@ func checksumScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     }
 
     /// Ours against a tool: both rows, the tool's as the reference (ratio 1).
-    func compare(_ algorithm: ChecksumAlgorithm, baseline: String, command: [String], target: Double) {
+    func compare(_ algorithm: ChecksumAlgorithm, baseline: String, command: [String]) {
         var toolBest: Double? = 0
         var oursBest = 0.0
         for _ in 0..<runs {
@@ -51,19 +51,20 @@ func checksumScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
             scenario: "\(algorithm.name)-blobinputstream-file", mbps: oursBest,
             baseline: toolBest == nil ? "\(baseline) (unavailable)" : baseline,
             ratio: toolBest.map { oursBest / $0 } ?? 0,
-            extras: ["target_ratio": target, "accelerated": algorithm.isHardwareAccelerated ? 1 : 0]
+            extras: ["accelerated": algorithm.isHardwareAccelerated ? 1 : 0]
         ))
     }
 
-    compare(.sha256, baseline: "openssl-sha256", command: ["openssl", "dgst", "-sha256", file], target: 0.8)
-    compare(.sha1, baseline: "openssl-sha1", command: ["openssl", "dgst", "-sha1", file], target: 0.8)
-    compare(.md5, baseline: "md5sum", command: ["md5sum", file], target: 0.8)
+    compare(.sha256, baseline: "openssl-sha256", command: ["openssl", "dgst", "-sha256", file])
+    compare(.sha1, baseline: "openssl-sha1", command: ["openssl", "dgst", "-sha1", file])
+    compare(.md5, baseline: "md5sum", command: ["md5sum", file])
     let python = "import sys, zlib\ncrc = 0\nwith open(sys.argv[1], 'rb') as f:\n"
         + "    for chunk in iter(lambda: f.read(1 << 20), b''):\n        crc = zlib.crc32(chunk, crc)\n"
-    compare(.crc32, baseline: "python-zlib-crc32-1mib", command: ["python3", "-c", python, file], target: 1.0)
+    compare(.crc32, baseline: "python-zlib-crc32-1mib", command: ["python3", "-c", python, file])
 
     // CRC-32C: the algorithm over memory (target ≥ 5000 MB/s), next to our CRC-32. Through a
-    // file it cannot beat the page-cache copy, so that row is for information.
+    // file it cannot beat the page-cache copy: that row's target only guards against the
+    // stream adding a cost of its own.
     var crc32Best = 0.0, crc32cBest = 0.0, crc32cFileBest = 0.0
     for _ in 0..<runs {
         crc32Best = max(crc32Best, seconds(bytes: fileSize) { memory.hash(.crc32, bytes: fileSize) })
@@ -73,7 +74,7 @@ func checksumScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     results.append(ScenarioResult(scenario: "crc32-memory (ours)", mbps: crc32Best, baseline: "crc32-memory (ours)", ratio: 1))
     results.append(ScenarioResult(
         scenario: "crc32c-memory", mbps: crc32cBest, baseline: "crc32-memory (ours)",
-        ratio: crc32cBest / crc32Best, extras: ["target_mbps": 5000]
+        ratio: crc32cBest / crc32Best
     ))
     results.append(ScenarioResult(
         scenario: "crc32c-blobinputstream-file", mbps: crc32cFileBest, baseline: "crc32c-memory",
@@ -90,7 +91,7 @@ func checksumScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     results.append(ScenarioResult(scenario: "sha256-memory", mbps: memoryBest, baseline: "sha256-memory", ratio: 1))
     results.append(ScenarioResult(
         scenario: "sha256-\(fileSize >> 20)mib-file-through-blobinputstream", mbps: streamBest,
-        baseline: "sha256-memory", ratio: streamBest / memoryBest, extras: ["target_ratio": 0.9]
+        baseline: "sha256-memory", ratio: streamBest / memoryBest
     ))
     return results
 }

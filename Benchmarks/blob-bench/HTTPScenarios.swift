@@ -5,7 +5,7 @@ import Foundation
 /// nginx's root (started, and installed if missing, by `Scripts/test-servers.sh up`) and
 /// streamed from `http://127.0.0.1:18080/` through a synchronous ``BlobInputStream`` over an
 /// ``HTTPDataSource`` with 64 KiB reads, alternating with `curl -s -o /dev/null` of the same URL,
-/// best of `runs` each. Target: at least 0.5× curl.
+/// best of `runs` each. Target (in `Targets`): at least 1.0× curl.
 ///
 /// - Returns: `http-source-sync-64k` (ratio to curl; extras `peak_rss_growth_mib`, the peak
 ///   resident size above the idle size while streaming, target under 64 MiB, and

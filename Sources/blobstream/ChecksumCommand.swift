@@ -11,6 +11,7 @@ enum ChecksumCommand: Command {
     static var help: String {
         """
         usage: blobstream checksum [--algorithm ALGORITHM] [--offset N] [--asset-library DIR] <path-or-url>...
+               blobstream checksum [--algorithm ALGORITHM] -
 
         Streams each file or URL through BlobInputStream and prints its checksum in the format
         of sha256sum: the lowercase hex digest, two spaces and the name as given. Names with a
@@ -18,40 +19,66 @@ enum ChecksumCommand: Command {
 
         An argument with a URL scheme (file:, http:, https:, asset:) is opened through the URL
         registry, unless a file of that name exists; anything else is a path. 'asset://?id=ID'
-        needs --asset-library.
+        needs --asset-library. '-' is standard input; a FIFO, socket or device (/dev/stdin too)
+        is read once, to its end, like sha256sum reads it.
 
         Options:
           -a, --algorithm ALGORITHM  sha256 (default), sha1, md5, crc32 or crc32c
-              --offset N             skip the first N bytes (hash bytes N to the end)
+              --offset N             skip the first N bytes (hash bytes N to the end); N may end
+                                     in K, M or G (KiB, MiB, GiB); not for pipes
               --asset-library DIR    the asset library that asset:// URLs name
           -h, --help                 show this help
 
         A progress bar is drawn on standard error when it is a terminal. Errors name the file
         or URL and the cause. Exit status: 0 when every checksum was printed, 1 when any
-        input failed, 64 for a wrong command line.
+        input failed, 64 for a wrong command line, 130 (Ctrl-C) or 143 (SIGTERM) when
+        interrupted.
 
         """
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
         let algorithm = try parseAlgorithm(arguments.values["--algorithm"] ?? arguments.values["-a"])
-        let offset = try parseOffset(arguments.values["--offset"])
+        let offset = try arguments.values["--offset"].map { text throws(CommandFailure) in
+            try ByteCountArgument.parse(text, option: "--offset", bounds: 0...Int64.max)
+        } ?? 0
         try AssetLibraryOption.register(arguments)
         if arguments.values["--asset-library"] == nil, arguments.positional.contains(where: { $0.lowercased().hasPrefix("asset:") }) {
             throw .usage("asset:// URLs need --asset-library DIR")
         }
-        guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url>") }
+        guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url> (or - for standard input)") }
+        if arguments.positional.filter({ $0 == "-" }).count > 1 {
+            throw .usage("standard input (-) can be read only once")
+        }
+        // A signal closes the stream being read: its read fails at once, and the command
+        // reports the interruption instead of dying silently mid-line.
+        let current = CurrentStream()
+        let interruption = Interruption { current.close() }
+        defer { interruption.end() }
         var status = ExitStatus.success
         for target in arguments.positional {
+            let result: Result<ChecksumDigest, BlobStreamError>
             do throws(BlobStreamError) {
-                let digest = try checksum(of: target, algorithm: algorithm, offset: offset, console: console)
-                console.output(line(digest: digest, name: target))
+                let stream = try InputArgument(target).stream()
+                current.set(stream)
+                defer { current.set(nil) }
+                result = .success(try checksum(of: stream, name: target, algorithm: algorithm, offset: offset, console: console))
             } catch {
-                console.error(message(for: error, target: target))
+                result = .failure(error)
+            }
+            if interruption.signal != nil {
+                console.error("\(target): \(interruption.signalName); no checksum printed for it")
+                break
+            }
+            switch result {
+            case .success(let digest):
+                console.output(line(digest: digest, name: target))
+            case .failure(let error):
+                console.error(ErrorPresenter.message(error, subject: target))
                 status = ExitStatus.failure
             }
         }
-        return status
+        return interruption.exitStatus ?? status
     }
 
     private static func parseAlgorithm(_ name: String?) throws(CommandFailure) -> ChecksumAlgorithm {
@@ -63,37 +90,23 @@ enum ChecksumCommand: Command {
         return algorithm
     }
 
-    private static func parseOffset(_ text: String?) throws(CommandFailure) -> Int64 {
-        guard let text else { return 0 }
-        guard let offset = Int64(text), offset >= 0 else {
-            throw .usage("--offset takes a byte count of 0 or more, not '\(text)'")
-        }
-        return offset
-    }
-
     private static func checksum(
-        of target: String,
+        of stream: BlobInputStream,
+        name: String,
         algorithm: ChecksumAlgorithm,
         offset: Int64,
         console: Console
     ) throws(BlobStreamError) -> ChecksumDigest {
-        let stream = try makeStream(for: target)
         if offset > 0 {
             guard stream.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey) else {
-                throw BlobStreamError.invalidOffset(resource: target, offset: offset, length: nil)
+                throw BlobStreamError.invalidOffset(resource: name, offset: offset, length: nil)
             }
         }
         let calculator = ChecksumCalculator(algorithm: algorithm)
         guard console.standardErrorIsTerminal else { return try calculator.digest(of: stream) }
-        let bar = ProgressBar(console: console, label: target)
+        let bar = ProgressBar(console: console, label: name)
         defer { bar.finish() }
         return try calculator.digest(of: stream) { bar.update($0) }
-    }
-
-    /// A URL when the argument starts with a scheme and names no existing file; a path otherwise.
-    private static func makeStream(for target: String) throws(BlobStreamError) -> BlobInputStream {
-        guard let url = try ArgumentURL.url(target) else { return BlobInputStream(fileAtPath: target) }
-        return try BlobInputStream.make(url: url)
     }
 
     /// `<hex>  <name>` as sha256sum prints it, escaping `\` and newlines in the name.
@@ -102,10 +115,27 @@ enum ChecksumCommand: Command {
         let escaped = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
         return "\\\(digest.hex)  \(escaped)\n"
     }
+}
 
-    /// The error's sentence, prefixed with the argument when the sentence does not name it.
-    private static func message(for error: BlobStreamError, target: String) -> String {
-        let text = error.description
-        return text.contains(target) ? text : "\(target): \(text)"
+/// The stream being hashed, for the signal handler to close.
+private final class CurrentStream: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stream: BlobInputStream?
+    private var closed = false
+
+    func set(_ stream: BlobInputStream?) {
+        let closeNow = lock.withLock { () -> Bool in
+            self.stream = stream
+            return closed
+        }
+        if closeNow { stream?.close() }
+    }
+
+    func close() {
+        let stream = lock.withLock { () -> BlobInputStream? in
+            closed = true
+            return self.stream
+        }
+        stream?.close()
     }
 }

@@ -19,9 +19,14 @@ struct Dispatcher {
             .filter { arguments.starts(with: $0.words) }
             .max { $0.words.count < $1.words.count }
         guard let command = match else {
-            let group = commands.filter { $0.words.count > 1 && $0.words[0] == first }
-            if !group.isEmpty {
-                console.error("\(first) needs a subcommand: \(group.map { $0.words.joined(separator: " ") }.joined(separator: ", "))")
+            if !group(first).isEmpty {
+                let rest = arguments.dropFirst()
+                if rest.contains("--help") || rest.contains("-h") {
+                    console.output(groupHelp(first))
+                    return ExitStatus.success
+                }
+                console.error("\(first) needs a subcommand")
+                console.standardError(groupHelp(first))
             } else {
                 console.error("unknown command '\(first)'; see '\(program) --help'")
             }
@@ -58,11 +63,39 @@ struct Dispatcher {
             return ExitStatus.success
         }
         guard let command = commands.first(where: { $0.words == words }) else {
+            if words.count == 1, !group(words[0]).isEmpty {
+                console.output(groupHelp(words[0]))
+                return ExitStatus.success
+            }
             console.error("no help for '\(words.joined(separator: " "))': unknown command")
             return ExitStatus.usage
         }
         console.output(command.help)
         return ExitStatus.success
+    }
+
+    /// The commands of the group named `word` (`asset` → `asset import`).
+    private func group(_ word: String) -> [any Command.Type] {
+        commands.filter { $0.words.count > 1 && $0.words[0] == word }
+    }
+
+    /// The usage of a group: its subcommands, each with its summary.
+    private func groupHelp(_ word: String) -> String {
+        let members = group(word)
+        let width = members.map { $0.words.joined(separator: " ").count }.max() ?? 0
+        let lines = members.map { command -> String in
+            let name = command.words.joined(separator: " ")
+            return "  " + name + String(repeating: " ", count: width - name.count + 2) + command.summary
+        }
+        return """
+            usage: \(program) \(word) <subcommand> [options] [arguments]
+
+            Subcommands:
+            \(lines.joined(separator: "\n"))
+
+            Run '\(program) \(word) <subcommand> --help' for a subcommand's options.
+
+            """
     }
 
     private var overview: String {

@@ -13,8 +13,9 @@ enum PutCommand: Command {
         """
         usage: blobstream put <path-or-url> <url>
 
-        Streams <path-or-url> (a file, or a file:, asset: or http(s): URL) as the body of a PUT
-        to <url>, without temp files. On Linux the body is sent with chunked transfer coding. A
+        Streams <path-or-url> (a file, a file:, asset: or http(s): URL, or - for standard input,
+        a FIFO or a device) as the body of a PUT to <url>, an http:// or https:// URL, without
+        temp files. On Linux the body is sent with chunked transfer coding. A
         redirect is refused, since it would re-send the body. Prints the status code and the URL.
 
         Options:
@@ -22,55 +23,48 @@ enum PutCommand: Command {
           -h, --help               show this help
 
         A progress bar is drawn on standard error when it is a terminal. Exit status: 0 for a
-        2xx answer, 1 otherwise (the message says why), 130 when interrupted, 64 for a wrong
-        command line.
+        2xx answer, 1 otherwise (the message says why), 130 (Ctrl-C) or 143 (SIGTERM) when
+        interrupted, 64 for a wrong command line.
 
         """
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
         guard arguments.positional.count == 2 else { throw .usage("expected <path-or-url> and <url>") }
-        try AssetLibraryOption.register(arguments)
         let sourceName = arguments.positional[0]
-        guard let target = URL(string: arguments.positional[1]), target.host != nil,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw .usage("'\(arguments.positional[1])' is not an http(s) URL")
-        }
+        let target = try HTTPURLArgument.parse(arguments.positional[1], role: "the PUT target")
+        try AssetLibraryOption.register(arguments)
+        let input: InputArgument
         let stream: BlobInputStream
+        do throws(BlobStreamError) {
+            input = try InputArgument(sourceName)
+            stream = try input.stream()
+        } catch {
+            throw .runtime(ErrorPresenter.message(error, subject: sourceName))
+        }
         // A file's size is the body's expected length: a body that ends short of it, or that
         // the server stops reading early, then fails the PUT.
-        let filePath: String?
-        do {
-            if let url = try ArgumentURL.url(sourceName) {
-                stream = try BlobInputStream.make(url: url)
-                filePath = url.isFileURL ? url.path : nil
-            } else {
-                stream = BlobInputStream(fileAtPath: sourceName)
-                filePath = sourceName
-            }
-        } catch {
-            throw .runtime(error.description.contains(sourceName) ? error.description : "\(sourceName): \(error)")
-        }
-        let expectedLength = filePath.flatMap { path in
+        let expectedLength = input.filePath.flatMap { path in
             (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
         }
         let body = Unchecked(stream)
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
-        let result = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
+        let outcome = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
             try await StreamedUploader().upload(body.take(), to: target, expectedLength: expectedLength) { progress in
                 bar?.update(progress)
             }
         }
         bar?.finish()
-        switch result {
+        if case .failure = outcome.result, let status = outcome.interruption.exitStatus {
+            console.error("\(sourceName): PUT \(outcome.interruption.signalName); the server has no complete copy")
+            return status
+        }
+        switch outcome.result {
         case .success(let response):
             console.output("\(response.statusCode) \(target.absoluteString)\n")
             return ExitStatus.success
-        case .failure(.cancelled):
-            console.error("\(sourceName): PUT interrupted")
-            return 130
         case .failure(let error):
-            throw .runtime("\(sourceName): \(error)")
+            throw .runtime(ErrorPresenter.message(error, subject: sourceName))
         }
     }
 }

@@ -9,21 +9,31 @@ enum UploadCommand: Command {
     static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype"]
     static let flagOptions: Set<String> = ["--restart-if-gone"]
 
+    /// The smallest `--chunk-size`: below it every PATCH is mostly round trip (a 3 MB file in
+    /// 1-byte chunks took over ten minutes), and tus servers accept bodies far larger.
+    static let minimumChunkSize: Int64 = 64 << 10
+    /// The largest `--chunk-size`: the upload holds about two chunks in memory.
+    static let maximumChunkSize: Int64 = 256 << 20
+
     static var help: String {
         """
         usage: blobstream upload [--chunk-size N] [--resume UPLOAD_URL] <path-or-url> <tus-endpoint>
 
         Uploads <path-or-url> (a file, or a file:, asset:, http: or https: URL) to the tus 1.0
-        server at <tus-endpoint>, in chunks read straight from the source: no temp files, about
-        one chunk of memory. Every chunk carries Upload-Checksum when the server supports it.
+        server at <tus-endpoint>, an http:// or https:// URL, in chunks read straight from the
+        source: no temp files, about two chunks of memory. Every chunk carries Upload-Checksum
+        when the server supports it. A tus upload announces its length when it is created, so
+        the source cannot be standard input or a pipe (use 'blobstream put' for those).
 
         As soon as the upload exists, its URL is printed as the first line of standard output:
         keep it to continue after Ctrl-C or a crash with --resume. On success the upload URL is
         printed again as the last line. Failed requests are retried with backoff after asking
-        the server for its offset.
+        the server for its offset; a server that refuses the very first connection of a new
+        upload fails the command at once.
 
         Options:
-              --chunk-size N         bytes per PATCH (default 4194304)
+              --chunk-size N         bytes per PATCH, from 64K to 256M (default 4M); K, M and G
+                                     mean KiB, MiB and GiB
               --resume UPLOAD_URL    continue this upload from the server's offset
               --restart-if-gone      start a new upload if the resumed one expired (404/410)
               --filetype TYPE        the filetype metadata (default application/octet-stream)
@@ -31,64 +41,122 @@ enum UploadCommand: Command {
           -h, --help                 show this help
 
         A progress bar with rate and time left is drawn on standard error when it is a
-        terminal. Exit status: 0 on success, 1 on failure (the message says why), 130 when
-        interrupted, 64 for a wrong command line.
+        terminal. Exit status: 0 on success, 1 on failure (the message says why), 130 (Ctrl-C)
+        or 143 (SIGTERM) when interrupted, 64 for a wrong command line.
 
         """
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
         guard arguments.positional.count == 2 else { throw .usage("expected <path-or-url> and <tus-endpoint>") }
-        try AssetLibraryOption.register(arguments)
         let sourceName = arguments.positional[0]
-        guard let endpoint = URL(string: arguments.positional[1]), endpoint.host != nil else {
-            throw .usage("'\(arguments.positional[1])' is not an http(s) URL of a tus endpoint")
-        }
+        let endpoint = try HTTPURLArgument.parse(arguments.positional[1], role: "a tus endpoint")
         var options = TusUploadOptions()
         if let text = arguments.values["--chunk-size"] {
-            guard let size = Int(text), size > 0 else { throw .usage("--chunk-size takes a positive byte count, not '\(text)'") }
-            options.chunkSize = size
+            options.chunkSize = Int(try ByteCountArgument.parse(
+                text, option: "--chunk-size", bounds: minimumChunkSize...maximumChunkSize))
         }
         if let type = arguments.values["--filetype"] { options.filetype = type }
         options.restartIfGone = arguments.flags.contains("--restart-if-gone")
-        var resume: URL?
-        if let text = arguments.values["--resume"] {
-            guard let url = URL(string: text), url.host != nil else { throw .usage("--resume takes an upload URL, not '\(text)'") }
-            resume = url
+        let resume = try arguments.values["--resume"].map { text throws(CommandFailure) in
+            try HTTPURLArgument.parse(text, role: "an upload (--resume)")
         }
-        let source = try UploadSupport.source(for: sourceName)
+        try AssetLibraryOption.register(arguments)
+        let source = try source(for: sourceName)
         let client = TusClient(endpoint: endpoint)
-        let reporter = UploadReporter(console: console, label: sourceName)
+        let control = UploadSupport.Control()
+        let reporter = UploadReporter(
+            console: console, label: sourceName, resuming: resume, retryPolicy: options.retry, control: control)
 
-        let (resuming, settings) = (resume, options)
-        let result = UploadSupport.run { () async throws(BlobUploadError) -> TusUploadResult in
-            try await client.upload(source, resuming: resuming, options: settings) { event in reporter.handle(event) }
+        let settings = options
+        let outcome = UploadSupport.run(control: control) { () async throws(BlobUploadError) -> TusUploadResult in
+            try await client.upload(source, resuming: resume, options: settings) { event in reporter.handle(event) }
         }
         reporter.finish()
-        switch result {
+        let uploadURL = reporter.uploadURL ?? resume?.absoluteString
+        if case .failure = outcome.result, let status = outcome.interruption.exitStatus {
+            let what = outcome.interruption.signalName
+            if let uploadURL {
+                console.error("\(sourceName): upload \(what); continue with --resume \(uploadURL)")
+            } else {
+                console.error("\(sourceName): upload \(what) before the server created an upload; nothing to resume")
+            }
+            return status
+        }
+        switch outcome.result {
         case .success(let upload):
             console.output(upload.uploadURL.absoluteString + "\n")
             return ExitStatus.success
-        case .failure(.cancelled):
-            console.error("\(sourceName): upload interrupted; continue with --resume \(reporter.uploadURL ?? "<the URL printed first>")")
-            return 130
-        case .failure(let error):
-            let resumeHint = reporter.uploadURL.map { " (continue with --resume \($0))" } ?? ""
-            throw .runtime("\(sourceName): \(error)\(resumeHint)")
+        case .failure(let failure):
+            let error = outcome.stopReason ?? failure
+            var message = ErrorPresenter.message(error, subject: sourceName)
+            if reporter.uploadURL == nil, resume == nil, let hint = notTusHint(error, client: client) {
+                message += "; " + hint
+            }
+            if let uploadURL { message += " (continue with --resume \(uploadURL))" }
+            throw .runtime(message)
         }
+    }
+
+    /// The upload source for `argument`; refuses pipes, whose length is unknown.
+    private static func source(for argument: String) throws(CommandFailure) -> UploadSource {
+        let input: InputArgument
+        do throws(BlobStreamError) {
+            input = try InputArgument(argument)
+        } catch {
+            throw .runtime(ErrorPresenter.message(error, subject: argument))
+        }
+        switch input {
+        case .standardInput, .pipe:
+            let name = argument == "-" ? "standard input" : argument
+            throw .usage("\(name) is a pipe, whose length is unknown until it ends, but a tus upload must announce "
+                + "its length (Upload-Length) when it is created; upload a file, or send a pipe with 'blobstream put'")
+        case .file(let path):
+            return .file(path: path)
+        case .url(let url):
+            do throws(BlobUploadError) {
+                return try .url(url)
+            } catch {
+                throw .runtime(ErrorPresenter.message(error, subject: argument))
+            }
+        }
+    }
+
+    /// When creating the upload failed with an HTTP error or an answer tus forbids, asks the
+    /// endpoint whether it speaks tus at all (`OPTIONS` must answer `Tus-Version`), so a wrong
+    /// URL is named as such instead of leaving the user with a bare 403 or 405.
+    private static func notTusHint(_ error: BlobUploadError, client: TusClient) -> String? {
+        switch error {
+        case .httpStatus(_, _, let status, _) where (400..<500).contains(status) && status != 413 && status != 429: break
+        case .protocolViolation: break
+        default: return nil
+        }
+        let outcome = UploadSupport.run { () async throws(BlobUploadError) -> TusServerCapabilities in
+            try await client.discover()
+        }
+        if case .success(let capabilities) = outcome.result, !capabilities.versions.isEmpty { return nil }
+        return "\(client.endpoint.absoluteString) does not answer like a tus server (its OPTIONS answer has no "
+            + "Tus-Version header); is it the tus creation URL?"
     }
 }
 
-/// Prints the upload URL the moment it exists and draws progress; events come from the
-/// uploading task, so its state is locked.
+/// Prints the upload URL the moment it exists, draws progress and announces retries; events
+/// come from the uploading task, so its state is locked.
 private final class UploadReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let console: Console
     private let bar: ProgressBar?
+    private let resuming: URL?
+    private let control: UploadSupport.Control
     private var url: String?
+    private var announcedRetrying = false
+    private let retryPolicy: TusRetryPolicy
 
-    init(console: Console, label: String) {
+    init(console: Console, label: String, resuming: URL?, retryPolicy: TusRetryPolicy, control: UploadSupport.Control) {
         self.console = console
+        self.retryPolicy = retryPolicy
+        self.resuming = resuming
+        self.control = control
         bar = console.standardErrorIsTerminal ? ProgressBar(console: console, label: label) : nil
     }
 
@@ -106,12 +174,35 @@ private final class UploadReporter: @unchecked Sendable {
             case .progress(let progress):
                 bar?.update(progress)
             case .retrying(let attempt, let delay, let error):
-                if bar == nil {
-                    console.standardError(String(format: "retry %d in %.1f s after: %@\n", attempt, delay, "\(error)"))
-                }
+                retrying(attempt: attempt, delay: delay, error: error)
             case .restarting(let goneURL):
-                console.standardError("\(goneURL.absoluteString) is gone; starting a new upload\n")
+                console.error("\(goneURL.absoluteString) is gone; starting a new upload")
             }
+        }
+    }
+
+    /// A fresh upload whose first connection is refused fails at once: nothing listens there,
+    /// and backing off for half a minute would only hide it. Other failures are retried,
+    /// announced once with how long the retries may take, then one line per retry.
+    private func retrying(attempt: Int, delay: TimeInterval, error: BlobUploadError) {
+        if url == nil, resuming == nil, attempt == 1, ErrorPresenter.isConnectionRefused(error) {
+            control.stop(because: error)
+            return
+        }
+        bar?.finish()
+        var line = String(format: "retry %d in %.1f s after: %@", attempt, delay, ErrorPresenter.sentence(error))
+        if !announcedRetrying {
+            announcedRetrying = true
+            line += String(format: " (failures are retried for up to %.0f s)", Self.retryBudget(retryPolicy))
+        }
+        console.error(line)
+    }
+
+    /// The longest the retries of one failure series can wait in all: every delay before the
+    /// policy gives up, at its largest jitter.
+    static func retryBudget(_ policy: TusRetryPolicy) -> TimeInterval {
+        (1..<max(1, policy.maxAttempts)).reduce(0) { total, attempt in
+            total + min(policy.maxDelay, policy.initialDelay * pow(2, Double(attempt - 1))) * (1 + policy.jitter)
         }
     }
 

@@ -2,44 +2,78 @@ import BlobStream
 import BlobUpload
 import Foundation
 
-/// What `upload` and `put` share: turning an argument into an upload source, and running an
-/// asynchronous upload from the synchronous command line.
+/// What `upload` and `put` share: running an asynchronous upload from the synchronous command
+/// line, stoppable by a signal or by the command itself.
 enum UploadSupport {
-    /// A URL when the argument has a scheme and names no existing file; a path otherwise.
-    static func source(for argument: String) throws(CommandFailure) -> UploadSource {
-        do {
-            guard let url = try ArgumentURL.url(argument) else { return .file(path: argument) }
-            return try .url(url)
-        } catch {
-            throw .runtime("\(argument): \(error)")
-        }
+    /// How a run ended.
+    struct Outcome<Value: Sendable> {
+        /// The upload's result.
+        var result: Result<Value, BlobUploadError>
+        /// The signal that stopped it, if one did.
+        var interruption: Interruption
+        /// The error the command stopped it for with ``Control/stop(because:)``, if it did.
+        var stopReason: BlobUploadError?
     }
 
-    /// Runs `work` on a task and waits for it. SIGINT cancels the task, so the upload stops
-    /// cleanly and the exit status says so.
-    static func run<Value: Sendable>(_ work: @escaping @Sendable () async throws(BlobUploadError) -> Value) -> Result<Value, BlobUploadError> {
-        let outcome = Outcome<Value>()
+    /// Lets the command stop the upload it runs, giving the error to report instead.
+    final class Control: @unchecked Sendable {
+        private let lock = NSLock()
+        private var task: Task<Void, Never>?
+        private var reason: BlobUploadError?
+        private var cancelled = false
+
+        /// Remembers the task to cancel; cancels it at once if that was asked for already.
+        fileprivate func attach(_ task: Task<Void, Never>) {
+            let cancelNow = lock.withLock { () -> Bool in
+                self.task = task
+                return cancelled
+            }
+            if cancelNow { task.cancel() }
+        }
+
+        /// Cancels the upload; the command reports `error` rather than an interruption.
+        func stop(because error: BlobUploadError) {
+            lock.withLock { if reason == nil { reason = error } }
+            cancel()
+        }
+
+        /// Cancels the upload, now or as soon as it starts.
+        fileprivate func cancel() {
+            let task = lock.withLock { () -> Task<Void, Never>? in
+                cancelled = true
+                return self.task
+            }
+            task?.cancel()
+        }
+
+        fileprivate var stopReason: BlobUploadError? { lock.withLock { reason } }
+    }
+
+    /// Runs `work` on a task and waits for it. SIGINT and SIGTERM cancel the task, so the
+    /// upload stops cleanly and the command can say what is left and exit accordingly.
+    static func run<Value: Sendable>(
+        control: Control = Control(),
+        _ work: @escaping @Sendable () async throws(BlobUploadError) -> Value
+    ) -> Outcome<Value> {
+        // Signals are caught before the work starts, so none can kill it halfway.
+        let interruption = Interruption { control.cancel() }
+        defer { interruption.end() }
+        let box = ResultBox<Value>()
         let task = Task {
             do throws(BlobUploadError) {
-                outcome.set(.success(try await work()))
+                box.set(.success(try await work()))
             } catch {
-                outcome.set(.failure(error))
+                box.set(.failure(error))
             }
         }
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        signal(SIGINT, SIG_IGN)
-        interrupt.setEventHandler { task.cancel() }
-        interrupt.resume()
-        defer {
-            interrupt.cancel()
-            signal(SIGINT, SIG_DFL)
-        }
-        return outcome.wait()
+        control.attach(task)
+        let result = box.wait()
+        return Outcome(result: result, interruption: interruption, stopReason: control.stopReason)
     }
 }
 
 /// The result of a task, waited for by a thread.
-private final class Outcome<Value: Sendable>: @unchecked Sendable {
+private final class ResultBox<Value: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, BlobUploadError>?
 
@@ -55,27 +89,5 @@ private final class Outcome<Value: Sendable>: @unchecked Sendable {
             while result == nil { condition.wait() }
             return result!
         }
-    }
-}
-
-/// Telling URLs from paths on the command line.
-enum ArgumentURL {
-    /// The URL `argument` names, when it starts with a scheme (RFC 3986: a letter, then letters,
-    /// digits, `+`, `-` or `.`) and no file of that name exists; `nil` for a path.
-    /// - Throws: ``BlobStreamError/unsupportedURL(url:reason:)`` for a scheme followed by
-    ///   something that is not a URL.
-    static func url(_ argument: String) throws(BlobStreamError) -> URL? {
-        guard hasScheme(argument), !FileManager.default.fileExists(atPath: argument) else { return nil }
-        guard let url = URL(string: argument) else {
-            throw .unsupportedURL(url: argument, reason: "not a valid URL")
-        }
-        return url
-    }
-
-    private static func hasScheme(_ text: String) -> Bool {
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return false }
-        let scheme = text[..<colon]
-        return scheme.first!.isASCII && scheme.first!.isLetter
-            && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
     }
 }

@@ -1,0 +1,106 @@
+import BlobStream
+import BlobUpload
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one place the command line turns library errors into the sentence a user reads, so
+/// every command says the same thing the same way:
+///
+/// - an HTTP error shows its status, its reason and at most one line of a plain-text body
+///   (an HTML error page says nothing the status does not);
+/// - a server that refuses connections is "cannot connect to HOST:PORT: connection refused",
+///   whichever transport found out and however it phrased it;
+/// - the input the command works on is named once, at the start.
+enum ErrorPresenter {
+    /// The message for an upload error, prefixed with `subject` (the source's name) unless the
+    /// message names it already.
+    static func message(_ error: BlobUploadError, subject: String) -> String {
+        prefixed(sentence(error), subject: subject)
+    }
+
+    /// The message for a stream error, prefixed with `subject` unless the message names it.
+    static func message(_ error: BlobStreamError, subject: String) -> String {
+        prefixed(sentence(error), subject: subject)
+    }
+
+    /// Whether `error` says that nothing listens where it connected.
+    static func isConnectionRefused(_ error: BlobUploadError) -> Bool {
+        switch error {
+        case .network(_, _, let reason, let code):
+            return code == URLError.Code.cannotConnectToHost.rawValue || saysRefused(reason)
+        case .retriesExhausted(_, _, _, let last):
+            return isConnectionRefused(last)
+        default:
+            return false
+        }
+    }
+
+    /// `cannot connect to 127.0.0.1:18090 (http://…): connection refused; is the server running?`
+    static func connectionRefused(url: String) -> String {
+        let parsed = URL(string: url)
+        let place = parsed.flatMap { url in url.host.map { "\($0):\(url.port ?? (url.scheme == "https" ? 443 : 80))" } } ?? url
+        return "cannot connect to \(place) (\(url)): connection refused; is the server running?"
+    }
+
+    /// The sentence for `error`, naming no subject of its own.
+    static func sentence(_ error: BlobUploadError) -> String {
+        switch error {
+        case .network(_, let url, _, _) where isConnectionRefused(error):
+            return connectionRefused(url: url)
+        case .httpStatus(let method, let url, let status, let body):
+            return "\(method) \(url): \(statusLine(status))\(bodyLine(body).map { ": \($0)" } ?? "")"
+        case .retriesExhausted(let url, let offset, let attempts, let last):
+            let failure = sentence(last)
+            return isConnectionRefused(last)
+                ? "\(failure) (gave up after \(attempts) attempts)"
+                : "\(url): gave up at offset \(offset) after \(attempts) failed attempts in a row; last error: \(failure)"
+        case .source(let error):
+            return sentence(error)
+        default:
+            return error.description
+        }
+    }
+
+    /// The sentence for `error`, naming no subject of its own.
+    static func sentence(_ error: BlobStreamError) -> String {
+        switch error {
+        case .network(let url, let reason) where saysRefused(reason):
+            return connectionRefused(url: url)
+        case .httpStatus(let url, let status):
+            return "\(url): \(statusLine(status))"
+        default:
+            return error.description
+        }
+    }
+
+    /// `HTTP 405 Method Not Allowed`.
+    static func statusLine(_ status: Int) -> String {
+        "HTTP \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+    }
+
+    /// The first line of a plain-text body, at most 160 characters; nothing for an empty body
+    /// or markup.
+    static func bodyLine(_ body: String?) -> String? {
+        guard let body else { return nil }
+        let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let first = text.split(whereSeparator: \.isNewline).first, !text.hasPrefix("<") else { return nil }
+        let line = first.trimmingCharacters(in: .whitespaces).filter { !$0.isASCII || !$0.isASCIIControlCharacter }
+        return line.count <= 160 ? line : String(line.prefix(159)) + "…"
+    }
+
+    /// Whether a transport's reason says the connection was refused: the socket transports
+    /// say `Connection refused (errno 111)`, libcurl `Couldn't connect to server`.
+    private static func saysRefused(_ reason: String) -> Bool {
+        reason.contains("Connection refused") || reason.contains("Couldn't connect to server")
+    }
+
+    private static func prefixed(_ text: String, subject: String) -> String {
+        text.contains(subject) ? text : "\(subject): \(text)"
+    }
+}
+
+private extension Character {
+    var isASCIIControlCharacter: Bool { asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false }
+}

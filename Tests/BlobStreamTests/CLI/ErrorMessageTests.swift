@@ -1,0 +1,87 @@
+import BlobTestSupport
+import Foundation
+import Testing
+
+/// What a user reads when a server answers with an error or does not answer at all: one line,
+/// prefixed with the command, the status and its reason instead of an HTML page, and the same
+/// words for a server that is down whichever command met it.
+@Suite struct ErrorMessageTests {
+    func blobstream(_ arguments: [String]) throws -> ToolProcess.Result {
+        try ToolProcess.run(ToolProcess.blobstream(), arguments)
+    }
+
+    @Test func anHTMLErrorPageIsReducedToItsStatus() throws {
+        try TestServers.requireNginx()
+        // nginx answers PUT outside /upload/ with 405 and an HTML page.
+        let put = try blobstream(["put", "/etc/hostname", TestServers.nginxURL.absoluteString + "cli-not-allowed.bin"])
+        #expect(put.status == 1)
+        #expect(put.standardError == "blobstream put: /etc/hostname: PUT \(TestServers.nginxURL.absoluteString)cli-not-allowed.bin: "
+            + "HTTP 405 Method Not Allowed\n")
+    }
+
+    @Test func aPlainTextBodyShowsItsFirstLineOnly() throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(
+                status: "403 Forbidden", fields: ["Content-Type": "text/plain"],
+                body: Array("quota exceeded for this bucket\nsecond line\n\u{1B}[31mthird\n".utf8))
+        }
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/blob"
+        let put = try blobstream(["put", "/etc/hostname", url])
+        #expect(put.status == 1)
+        #expect(put.standardError == "blobstream put: /etc/hostname: PUT \(url): HTTP 403 Forbidden: quota exceeded for this bucket\n")
+    }
+
+    @Test func anUploadEndpointThatIsNoTusServerIsNamedAsSuch() throws {
+        try TestServers.requireNginx()
+        for endpoint in [TestServers.uploadURL.absoluteString, TestServers.nginxURL.absoluteString] {
+            let result = try blobstream(["upload", "/etc/hostname", endpoint])
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("HTTP 403 Forbidden"), "\(result.standardError)")
+            #expect(result.standardError.contains("\(endpoint) does not answer like a tus server"))
+            #expect(!result.standardError.contains("<html>"))
+            #expect(result.standardError.split(separator: "\n").count == 1)
+        }
+    }
+
+    /// A web server that answers 200 to everything: the creation has no Location, and the
+    /// message says why that is likely.
+    @Test func anEndpointThatAnswersEverythingWithOKIsNamedAsNoTusServer() throws {
+        let server = try ScriptedHTTPServer { _ in ScriptedHTTPServer.response(status: "200 OK", body: Array("<html>hi</html>".utf8)) }
+        defer { server.stop() }
+        let endpoint = "http://127.0.0.1:\(server.port)/files/"
+        let result = try blobstream(["upload", "/etc/hostname", endpoint])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("no Location header"), "\(result.standardError)")
+        #expect(result.standardError.hasSuffix("\(endpoint) does not answer like a tus server (its OPTIONS answer has no "
+            + "Tus-Version header); is it the tus creation URL?\n"))
+    }
+
+    /// Nothing listens on 127.0.0.1:1. Each command says so at once, in the same words.
+    @Test func aServerThatIsDownIsReportedOneWayByEveryCommand() throws {
+        let url = "http://127.0.0.1:1/files/"
+        let expected = "cannot connect to 127.0.0.1:1 (\(url)): connection refused; is the server running?\n"
+        let upload = try blobstream(["upload", "/etc/hostname", url])
+        let put = try blobstream(["put", "/etc/hostname", url])
+        let checksum = try blobstream(["checksum", url])
+        #expect(upload.standardError == "blobstream upload: /etc/hostname: " + expected, "a fresh upload fails at once, without retries")
+        #expect(put.standardError == "blobstream put: /etc/hostname: " + expected)
+        #expect(checksum.standardError == "blobstream checksum: " + expected)
+        #expect([upload.status, put.status, checksum.status] == [1, 1, 1])
+    }
+
+    /// A resumed upload keeps retrying a refused connection (the server may be restarting), and
+    /// says at once that it does and for how long, prefixed like every other message.
+    @Test func aResumedUploadAnnouncesItsRetries() throws {
+        let process = try CLIProcess(["upload", "--resume", "http://127.0.0.1:1/files/abc", "/etc/hostname", "http://127.0.0.1:1/files/"])
+        #expect(process.waitForStandardError(containing: "\n"))
+        process.send(SIGINT)
+        let result = process.wait()
+        let first = try #require(result.standardError.split(separator: "\n").first.map(String.init))
+        #expect(first.hasPrefix("blobstream upload: retry 1 in "))
+        #expect(first.contains("cannot connect to 127.0.0.1:1"))
+        #expect(first.contains("(failures are retried for up to "))
+        #expect(result.status == 130)
+        #expect(result.standardError.hasSuffix("continue with --resume http://127.0.0.1:1/files/abc\n"))
+    }
+}

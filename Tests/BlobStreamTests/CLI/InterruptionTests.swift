@@ -1,0 +1,68 @@
+import BlobTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// Ctrl-C (SIGINT) and SIGTERM while a command works: the command says what was interrupted
+/// and how to continue, and exits with 128 + the signal (130, 143). The work is held up by the
+/// stall server, which never answers, or by a standard input that never ends.
+@Suite struct InterruptionTests {
+    /// Starts `arguments`, waits until the command handles signals, sends `signal`, and
+    /// returns how it ended.
+    func interrupt(_ arguments: [String], with signal: Int32, after line: String? = nil) throws -> CLIProcess.Result {
+        let process = try CLIProcess(arguments)
+        #expect(process.waitUntilHandlingSignals(), "the command never set up its signal handling")
+        if let line {
+            #expect(process.waitForStandardError(containing: line))
+        }
+        process.send(signal)
+        return process.wait()
+    }
+
+    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated (SIGTERM)")])
+    func uploadInterruptedBeforeTheUploadExistsSaysNothingWasCreated(signal: Int32, status: Int32, word: String) throws {
+        try TestServers.requireNginx()
+        let result = try interrupt(["upload", "/etc/hostname", TestServers.stallForeverURL().absoluteString], with: signal)
+        #expect(result.status == status, "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.standardError == "blobstream upload: /etc/hostname: upload \(word) before the server created an upload; nothing to resume\n")
+    }
+
+    @Test func resumedUploadInterruptedNamesTheUploadToResume() throws {
+        try TestServers.requireNginx()
+        let uploadURL = TestServers.stallForeverURL().absoluteString + "/upload-id"
+        let result = try interrupt(["upload", "--resume", uploadURL, "/etc/hostname", TestServers.stallForeverURL().absoluteString],
+                                   with: SIGTERM)
+        #expect(result.status == 143)
+        #expect(result.standardError.hasSuffix("upload terminated (SIGTERM); continue with --resume \(uploadURL)\n"))
+    }
+
+    @Test func putInterruptedSaysSo() throws {
+        try TestServers.requireNginx()
+        let result = try interrupt(["put", "/etc/hostname", TestServers.stallForeverURL().absoluteString], with: SIGTERM)
+        #expect(result.status == 143)
+        #expect(result.standardError == "blobstream put: /etc/hostname: PUT terminated (SIGTERM); the server has no complete copy\n")
+    }
+
+    @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated (SIGTERM)")])
+    func checksumInterruptedSaysSo(signal: Int32, status: Int32, word: String) throws {
+        try TestServers.requireNginx()
+        let url = TestServers.stallURL(afterBytes: 100_000).absoluteString
+        let result = try interrupt(["checksum", "/etc/hostname", url, "/etc/hostname"], with: signal)
+        #expect(result.status == status)
+        let hostname = try TempFiles.sha256(ofFileAtPath: "/etc/hostname")
+        #expect(result.standardOutput == "\(hostname)  /etc/hostname\n", "the files after the interrupted one are not read")
+        #expect(result.standardError == "blobstream checksum: \(url): \(word); no checksum printed for it\n")
+    }
+
+    @Test func checksumOfStandardInputThatNeverEndsIsInterruptible() throws {
+        let process = try CLIProcess(["checksum", "-"])
+        process.write(Data("some bytes".utf8))
+        #expect(process.waitUntilHandlingSignals())
+        process.send(SIGINT)
+        let result = process.wait()
+        #expect(result.status == 130)
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.standardError == "blobstream checksum: -: interrupted; no checksum printed for it\n")
+    }
+}

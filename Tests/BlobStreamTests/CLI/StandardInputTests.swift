@@ -1,0 +1,82 @@
+import BlobStream
+import BlobTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// `blobstream` reading standard input, `/dev/stdin` and FIFOs as `sha256sum` reads them: once,
+/// to the end, with no length known; and saying so where a command needs a length.
+@Suite struct StandardInputTests {
+    static let bytes = Data(TempFiles.pseudoRandomBytes(count: 3_000_017, seed: 41))
+
+    func sha256sum(_ data: Data, name: String = "-") throws -> String {
+        "\(try TempFiles.sha256(of: data))  \(name)\n"
+    }
+
+    @Test func checksumOfStandardInputPrintsLikeSha256sum() throws {
+        let result = try CLIProcess.run(["checksum", "-"], standardInput: Self.bytes)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == (try sha256sum(Self.bytes)))
+        #expect(result.standardError.isEmpty)
+
+        let empty = try CLIProcess.run(["checksum", "-"], standardInput: Data())
+        #expect(empty.standardOutput == (try sha256sum(Data())))
+
+        let md5 = try CLIProcess.run(["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
+        #expect(md5.standardOutput == "900150983cd24fb0d6963f7d28e17f72  -\n")
+    }
+
+    @Test func checksumOfDevStdinAndAFIFO() throws {
+        let viaDevice = try CLIProcess.run(["checksum", "/dev/stdin"], standardInput: Self.bytes)
+        #expect(viaDevice.status == 0, "\(viaDevice.standardError)")
+        #expect(viaDevice.standardOutput == (try sha256sum(Self.bytes, name: "/dev/stdin")))
+
+        let directory = try TempFiles.makeDirectory(prefix: "cli-fifo")
+        defer { TempFiles.remove(directory) }
+        let fifo = directory + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // The writer opens the FIFO only once the command is running and may be reading.
+        let process = try CLIProcess(["checksum", fifo, "-"])
+        let writer = Thread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            try? handle?.write(contentsOf: Self.bytes.prefix(1_000_000))
+            try? handle?.write(contentsOf: Self.bytes.dropFirst(1_000_000))
+            try? handle?.close()
+        }
+        writer.start()
+        process.write(Data("stdin".utf8))
+        let result = process.wait()
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == (try sha256sum(Self.bytes, name: fifo)) + (try sha256sum(Data("stdin".utf8))))
+    }
+
+    @Test func standardInputIsReadOnceAndInOrder() throws {
+        let twice = try CLIProcess.run(["checksum", "-", "-"], standardInput: Data("x".utf8))
+        #expect(twice.status == 64)
+        #expect(twice.standardError.contains("standard input (-) can be read only once"))
+
+        let offset = try CLIProcess.run(["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
+        #expect(offset.status == 1)
+        #expect(offset.standardOutput.isEmpty)
+        #expect(offset.standardError.contains("-: a pipe is read once and in order: offset 5 was asked"))
+    }
+
+    @Test func aTusUploadRefusesAPipeAndSaysWhy() throws {
+        let result = try CLIProcess.run(["upload", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
+        #expect(result.status == 64)
+        #expect(result.standardError.hasPrefix("blobstream upload: standard input is a pipe, whose length is unknown"))
+        #expect(result.standardError.contains("blobstream put"))
+    }
+
+    @Test func putSendsStandardInput() throws {
+        try TestServers.requireNginx()
+        let name = "cli-put-stdin-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let target = TestServers.uploadURL.appendingPathComponent(name).absoluteString
+        let result = try CLIProcess.run(["put", "-", target], standardInput: Self.bytes)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput == "201 \(target)\n")
+        #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(of: Self.bytes))
+    }
+}
