@@ -62,7 +62,7 @@ public final class FileDataSource: BlobDataSource {
         }
     }
 
-    private static func openError(_ error: Errno, operation: String, path: String) -> BlobStreamError {
+    static func openError(_ error: Errno, operation: String, path: String) -> BlobStreamError {
         switch error.rawValue {
         case ENOENT, ENOTDIR: return .notFound(resource: path)
         case EACCES, EPERM: return .permissionDenied(resource: path)

@@ -95,13 +95,13 @@ public final class PipeDataSource: BlobDataSource {
         case .path(let path):
             // O_NONBLOCK: a FIFO opened for reading would otherwise wait here for a writer.
             repeat { fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
-            guard fd >= 0 else { return .failure(FileDataSource.openError(Errno(errno), path: path)) }
+            guard fd >= 0 else { return .failure(FileDataSource.openError(Errno(errno), operation: "open", path: path)) }
             owns = true
         }
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
             let code = errno
-            if owns { Syscall.close(fd) }
+            if owns { Self.closeDescriptor(fd) }
             return .failure(.system(resource: resourceName, operation: "pipe", offset: nil, errno: code))
         }
         for end in ends {
@@ -178,9 +178,9 @@ public final class PipeDataSource: BlobDataSource {
         _ = Glibc.write(wake.write, &byte, 1)
         // The watcher polls the descriptors on this queue: once it has drained, nothing uses them.
         if waitingForWatcher { watchQueue.sync {} }
-        Syscall.close(wake.read)
-        Syscall.close(wake.write)
-        if owns { Syscall.close(fd) }
+        Self.closeDescriptor(wake.read)
+        Self.closeDescriptor(wake.write)
+        if owns { Self.closeDescriptor(fd) }
     }
 
     /// Keeps `whenReadable` and polls for `fd` in the background; calls it (off the watch
@@ -211,5 +211,15 @@ public final class PipeDataSource: BlobDataSource {
             if ready >= 0 { return ready > 0 }
             if errno != EINTR { return true }  // let the read report the error
         }
+    }
+
+    /// Closes a descriptor this source owns; not retried on EINTR, which could close a number
+    /// reused meanwhile.
+    private static func closeDescriptor(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #elseif canImport(Musl)
+        _ = Musl.close(fd)
+        #endif
     }
 }
