@@ -90,9 +90,6 @@ enum UploadCommand: Command {
         case .failure(let failure):
             let error = outcome.stopReason ?? failure
             var message = ErrorPresenter.message(error, subject: sourceName)
-            if reporter.uploadURL == nil, resume == nil, let hint = notTusHint(error, client: client) {
-                message += "; " + hint
-            }
             if let uploadURL { message += " (continue with --resume \(uploadURL))" }
             throw .runtime(message)
         }
@@ -120,23 +117,6 @@ enum UploadCommand: Command {
                 throw .runtime(ErrorPresenter.message(error, subject: argument))
             }
         }
-    }
-
-    /// When creating the upload failed with an HTTP error or an answer tus forbids, asks the
-    /// endpoint whether it speaks tus at all (`OPTIONS` must answer `Tus-Version`), so a wrong
-    /// URL is named as such instead of leaving the user with a bare 403 or 405.
-    private static func notTusHint(_ error: BlobUploadError, client: TusClient) -> String? {
-        switch error {
-        case .httpStatus(_, _, let status, _) where (400..<500).contains(status) && status != 413 && status != 429: break
-        case .protocolViolation: break
-        default: return nil
-        }
-        let outcome = UploadSupport.run { () async throws(BlobUploadError) -> TusServerCapabilities in
-            try await client.discover()
-        }
-        if case .success(let capabilities) = outcome.result, !capabilities.versions.isEmpty { return nil }
-        return "\(client.endpoint.absoluteString) does not answer like a tus server (its OPTIONS answer has no "
-            + "Tus-Version header); is it the tus creation URL?"
     }
 }
 
