@@ -205,7 +205,7 @@ public final class TusClient: Sendable {
             request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
         }
         if usesSocket(for: url) {
-            return try await socket.send(request, body: body)
+            return try await socket.send(HeaderFieldCheck.requestHead(of: request), body: body)
         }
         return try await urlSession.send(request, body: body.map(HTTPBody.data) ?? .none)
     }

@@ -16,8 +16,8 @@ extension HTTP1Connection {
     /// Reads up to the end of the final response head, skipping interim (1xx) answers but 101,
     /// within `wait`. `buffer` holds the bytes received before (usually none) and, on return,
     /// the bytes after the head: the start of the body.
-    /// - Throws: ``HTTP1Error/protocolViolation(reason:)`` for a malformed head or one longer
-    ///   than ``HTTPResponseHead/maxHeadBytes``, ``HTTP1Error/network(reason:cause:)`` when the
+    /// - Throws: ``HTTP1Error/protocolViolation(reason:)`` for a malformed head or one larger
+    ///   than the limits (``HTTPResponseHead/sizeViolation``), ``HTTP1Error/network(reason:cause:)`` when the
     ///   peer closes before the end of the head (naming how many bytes came), or the
     ///   connection's errors.
     package func readResponseHead(wait: HTTP1Wait, buffer: inout [UInt8]) throws(HTTP1Error) -> HTTPResponseHead {
@@ -26,6 +26,7 @@ extension HTTP1Connection {
         while true {
             if let end = Self.endOfHead(in: buffer, from: searched) {
                 let head = try HTTPResponseHead.parse(buffer[..<end])
+                if let violation = head.sizeViolation { throw .protocolViolation(reason: violation) }
                 headBytes += end + 4
                 buffer.removeFirst(end + 4)
                 searched = 0

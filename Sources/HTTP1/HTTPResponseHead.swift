@@ -133,6 +133,19 @@ package struct HTTPResponseHead: Sendable, Equatable {
             .filter { !$0.isEmpty && $0 != "identity" }
     }
 
+    /// Why this head is too large to accept (more than ``maxFieldLines`` field lines or
+    /// ``maxHeadBytes`` bytes of fields), or `nil`. The head reader refuses such a head
+    /// whatever its status.
+    package var sizeViolation: String? {
+        if fieldLineCount > Self.maxFieldLines {
+            return "the response head has \(fieldLineCount) header fields, more than \(Self.maxFieldLines)"
+        }
+        if fieldBytes > Self.maxHeadBytes {
+            return "the response head is longer than \(Self.maxHeadBytes) bytes"
+        }
+        return nil
+    }
+
     /// Why the body of this answer cannot be delimited safely, or `nil` when it can. The body
     /// decoder refuses such a head, and the HTTP source holds its URLSession transport to it too:
     /// - at most ``maxFieldLines`` field lines and ``maxHeadBytes`` bytes of fields;
@@ -143,12 +156,7 @@ package struct HTTPResponseHead: Sendable, Equatable {
     /// - a `Content-Length` of digits only, repeated only with the same value (RFC 9110 §8.6);
     ///   reading an unusable one until the close could pass a cut body off as whole.
     package var framingViolation: String? {
-        if fieldLineCount > Self.maxFieldLines {
-            return "the response head has \(fieldLineCount) header fields, more than \(Self.maxFieldLines)"
-        }
-        if fieldBytes > Self.maxHeadBytes {
-            return "the response head is longer than \(Self.maxHeadBytes) bytes"
-        }
+        if let sizeViolation { return sizeViolation }
         let codings = transferCodings
         if let other = codings.first(where: { $0 != "chunked" }) ?? (codings.count > 1 ? "chunked" : nil) {
             return "the server applied the transfer coding \"\(other)\" (Transfer-Encoding: \(self["transfer-encoding"] ?? "")); only chunked is accepted"
