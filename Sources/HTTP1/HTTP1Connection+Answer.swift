@@ -5,7 +5,8 @@ package struct HTTP1Answer: Sendable {
     /// The body's first bytes, up to the limit the reader was given.
     package var body: [UInt8]
     /// Whether the connection can carry another request: the body ended where the server said,
-    /// nothing followed it, and the server keeps the connection open.
+    /// nothing followed it, the server keeps the connection open, and did not switch it to
+    /// another protocol (101).
     package var reusable: Bool
 }
 
@@ -70,7 +71,8 @@ extension HTTP1Connection {
             consumed = try Self.decode(buffer, with: &decoder, emit: keep)
             trailing = buffer.count - consumed
         }
-        return HTTP1Answer(head: head, body: body, reusable: trailing == 0 && head.keepsConnection && !decoder.endsAtClose)
+        let reusable = trailing == 0 && head.keepsConnection && !decoder.endsAtClose && head.statusCode != 101
+        return HTTP1Answer(head: head, body: body, reusable: reusable)
     }
 
     /// Receives at most `count` bytes onto the end of `buffer`; returns how many (0: closed).
