@@ -154,7 +154,7 @@ final class ScriptedHTTPServer: Sendable {
     private let log = Log()
 
     private final class Log: Sendable {
-        let state = Mutex<(requests: [String], connections: Int, stopped: Bool)>(([], 0, false))
+        let state = Mutex<(requests: [String], connections: Int, listenerClosed: Bool)>(([], 0, false))
     }
 
     var requests: [String] { log.state.withLock { $0.requests } }
@@ -176,6 +176,13 @@ final class ScriptedHTTPServer: Sendable {
         port = UInt16(bigEndian: address.sin_port)
         let log = self.log
         Thread.detachNewThread {
+            // This thread closes the listener, once it no longer calls `accept`: see `stop`.
+            defer {
+                log.state.withLock { state in
+                    state.listenerClosed = true
+                    close(fd)
+                }
+            }
             for answers in connections {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
@@ -199,15 +206,14 @@ final class ScriptedHTTPServer: Sendable {
         stop()
     }
 
-    /// Closes the listener, once: a second `close` could hit a descriptor reused meanwhile.
+    /// Stops accepting connections. Only shuts the listener down, while the accept thread has
+    /// not closed it: a `close` here could let that thread, between two `accept` calls, accept
+    /// on the same number reused by another test's listener and answer that test's client
+    /// with this server's script (a tus creation answered without a `Location`).
     func stop() {
-        let open = log.state.withLock { state -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
+        log.state.withLock { state in
+            if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
         }
-        guard open else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     /// Half-closes `fd` and reads until the client closes its side (or 10 s passed).
