@@ -13,8 +13,11 @@ let package = Package(
         // CPU intrinsics (SSE4.2 crc32, PCLMULQDQ, SHA-NI) behind function-level target
         // attributes, so the package needs no unsafe flags and runs on any x86-64 or other CPU.
         .target(name: "CBlobStreamIntrinsics"),
-        .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics"]),
-        .target(name: "BlobUpload", dependencies: ["BlobStream"]),
+        // The one HTTP/1.1 client of the package (connection, head writer and parser, body
+        // decoder); internal: no product, and its types are `package`, never public.
+        .target(name: "HTTP1"),
+        .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics", "HTTP1"]),
+        .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1"]),
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload"]),
         .executableTarget(
             name: "blob-bench",
@@ -24,8 +27,9 @@ let package = Package(
         // Helpers shared by the test targets: server discovery, a fault-injecting TCP proxy,
         // in-memory sources.
         .target(name: "BlobTestSupport", dependencies: ["BlobStream"], path: "Tests/BlobTestSupport"),
-        .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream", "BlobTestSupport"]),
-        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "BlobTestSupport"]),
+        .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream", "HTTP1", "BlobTestSupport"]),
+        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "BlobTestSupport"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
     ],
     swiftLanguageModes: [.v6]
 )

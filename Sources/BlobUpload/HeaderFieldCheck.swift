@@ -2,28 +2,25 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import HTTP1
 
-/// Refuses caller-supplied header fields that could not be sent as they are. The socket
-/// transport writes names and values verbatim, so a CR or LF would end the field and let the
-/// rest of it inject fields — or a whole second request — and a NUL would cut it short; a
-/// name must be an HTTP token (no ':', no spaces), or the field would parse as another one.
-/// FoundationNetworking's `URLRequest.setValue` silently drops such a value instead, which
-/// would lose, say, an `Authorization` field without a word: fields are checked before that.
+/// Caller-supplied header fields, checked by the package's one field check
+/// (``HTTPFieldCheck``) before any transport sees them. The socket transport writes names and
+/// values verbatim; FoundationNetworking's `URLRequest.setValue` silently drops a value with a
+/// line break instead, which would lose, say, an `Authorization` field without a word: fields
+/// are checked before either.
 enum HeaderFieldCheck {
-    private static let token = CharacterSet(
-        charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
     /// The first unusable field of `fields`, as the error to throw, or `nil` when all are usable.
     static func problem(in fields: [String: String]) -> BlobUploadError? {
-        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
-            if name.isEmpty || name.unicodeScalars.contains(where: { !token.contains($0) }) {
-                return .invalidHeader(name: name, reason: "the name is not an HTTP token (no ':', spaces or control characters)")
-            }
-            if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
-                return .invalidHeader(name: name, reason: "the value contains a line break or NUL")
-            }
+        HTTPFieldCheck.firstProblem(in: fields).map { error(name: $0.name, problem: $0.problem) }
+    }
+
+    /// The error for the field `name` with `problem`.
+    static func error(name: String, problem: HTTPFieldCheck.Problem) -> BlobUploadError {
+        switch problem {
+        case .name: .invalidHeader(name: name, reason: "the name is not an HTTP token (no ':', spaces or control characters)")
+        case .value: .invalidHeader(name: name, reason: "the value contains a line break or NUL")
         }
-        return nil
     }
 
     /// Sets `fields` on `request`, after checking them all.
@@ -36,5 +33,13 @@ enum HeaderFieldCheck {
         for (name, value) in fields {
             request.setValue(value, forHTTPHeaderField: name)
         }
+    }
+
+    /// The socket transport's head for `request`, a `URLRequest` whose fields were checked with
+    /// ``apply(_:to:)`` (one case-insensitive set of fields, as URLSession would send them).
+    static func requestHead(of request: URLRequest) -> HTTPRequestHead {
+        HTTPRequestHead(
+            method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
+            fields: (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 }

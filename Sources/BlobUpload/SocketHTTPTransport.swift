@@ -1,12 +1,12 @@
 import Dispatch
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+internal import HTTP1
 import Synchronization
 
-/// HTTP/1.1 over plain TCP for `http:` tus servers: one kept-alive connection, request bodies
-/// written with `send` straight from the caller's memory.
+/// HTTP/1.1 over plain TCP for `http:` tus servers, on the package's one HTTP/1.1 client
+/// (``HTTP1Connection``): one kept-alive connection, request bodies written with `send`
+/// straight from the caller's memory. Its own policy on top: keep-alive reuse, and one retry
+/// of a request that a kept-alive connection lost before any answer.
 ///
 /// Why not URLSession: FoundationNetworking hands a body to libcurl 64 KiB at a time, each
 /// time through dispatch sources, timers and queue hops. For a tus upload, whose bodies are
@@ -19,27 +19,31 @@ import Synchronization
 /// runs per transport (tus requests of one upload are sequential anyway); ``send(_:body:)``
 /// returns only once the socket no longer touches `body`, even when cancelled.
 final class SocketHTTPTransport: Sendable {
-    /// Seconds a connect, or any single send or receive, may wait.
+    /// Seconds a connect, or any wait for progress of a send or receive, may take.
     let timeout: TimeInterval
     private let queue = DispatchQueue(label: "BlobUpload.SocketHTTPTransport")
-    private let idle = Mutex<(host: String, port: Int, connection: SocketConnection)?>(nil)
+    private let idle = Mutex<(host: String, port: Int, connection: HTTP1Connection)?>(nil)
+
+    /// Answer bodies are kept up to this size; tus answers are empty, error pages short.
+    static let maxKeptBody = 1 << 20
 
     init(timeout: TimeInterval) {
         self.timeout = timeout
     }
 
-    /// Sends `request` (method, URL, header fields) with `body` and reads the whole answer.
+    /// Sends `head` with `body` (its `Content-Length` is set here) and reads the whole answer.
     /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field that
     ///   cannot be written as it is (nothing is sent then),
     ///   ``BlobUploadError/network(method:url:reason:code:)``,
+    ///   ``BlobUploadError/protocolViolation(url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
-    func send(_ request: URLRequest, body: Data?) async throws(BlobUploadError) -> HTTPReply {
+    func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
         let call = SocketCall()
         let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 queue.async {
-                    continuation.resume(returning: self.perform(request, body: body, call: call))
+                    continuation.resume(returning: self.perform(head, body: body, call: call))
                 }
             }
         } onCancel: {
@@ -48,39 +52,37 @@ final class SocketHTTPTransport: Sendable {
         return try result.get()
     }
 
-    private func perform(_ request: URLRequest, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
-        let method = request.httpMethod ?? "GET"
-        guard let url = request.url, url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else {
+    private func perform(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
+        let method = head.method
+        let url = head.url
+        guard let (host, port) = head.endpoint else {
             return .failure(.network(
-                method: method, url: request.url?.absoluteString ?? "", reason: "not an http: URL with a host",
+                method: method, url: url.absoluteString, reason: "not an http: URL with a host",
                 code: URLError.Code.unsupportedURL.rawValue))
         }
-        if let problem = HeaderFieldCheck.problem(in: request.allHTTPHeaderFields ?? [:]) {
-            return .failure(problem)
+        if let (name, problem) = head.fieldProblem {
+            return .failure(HeaderFieldCheck.error(name: name, problem: problem))
         }
-        let port = url.port ?? 80
-        let head = Self.requestHead(request, method: method, url: url, host: host, bodyLength: body?.count)
+        var head = head
+        head.contentLength = body?.count
+        let headBytes = head.serialized()
         var retriedStale = false
         while true {
             if call.isCancelled { return .failure(.cancelled) }
-            let connection: SocketConnection
-            if let reused = takeIdle(host: host, port: port) {
-                connection = reused
-            } else {
-                do {
-                    connection = try SocketConnection.connect(host: host, port: port, timeout: timeout)
-                } catch {
-                    return .failure(call.isCancelled ? .cancelled : Self.networkError(error, method, url))
-                }
-            }
+            let reused = takeIdle(host: host, port: port)
+            let connection = reused ?? HTTP1Connection()
             guard call.watch(connection) else { return .failure(.cancelled) }
-            var exchange = HTTPExchange(connection: connection, method: method)
+            let receivedBefore = connection.bytesReceived
             do {
-                let reply = try exchange.run(head: head, body: body, url: url)
-                if exchange.reusable, !call.isCancelled {
-                    connection.hasBeenUsed = true
+                if reused == nil {
+                    try connection.connect(host: host, port: port, wait: .after(timeout))
+                }
+                let answer = try exchange(on: connection, method: method, head: headBytes, body: body)
+                if answer.reusable, !call.isCancelled {
                     idle.withLock { $0 = (host, port, connection) }
                 }
+                let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
+                                      headers: answer.head.fields, body: Data(answer.body))
                 if (300..<400).contains(reply.statusCode), let body, !body.isEmpty {
                     let location = reply.header("location").flatMap { URL(string: $0, relativeTo: url)?.absoluteString }
                     return .failure(.redirectRefused(
@@ -88,70 +90,99 @@ final class SocketHTTPTransport: Sendable {
                 }
                 return .success(reply)
             } catch {
-                if call.isCancelled { return .failure(.cancelled) }
+                if call.isCancelled || error == .cancelled { return .failure(.cancelled) }
                 // A kept-alive connection the server closed while it was idle fails before any
                 // answer; every request but a creation may be sent again on a new one (a
                 // repeated PATCH is refused with 409 if the first one did land).
-                if connection.hasBeenUsed, !exchange.receivedAnswer, method != "POST", !retriedStale {
+                if reused != nil, connection.bytesReceived == receivedBefore, method != "POST", !retriedStale {
                     retriedStale = true
                     continue
                 }
-                return .failure(Self.networkError(error, method, url))
+                return .failure(Self.uploadError(error, method: method, url: url, connecting: reused == nil && receivedBefore == 0))
             }
         }
     }
 
-    private func takeIdle(host: String, port: Int) -> SocketConnection? {
+    /// Writes the request and reads the answer. A server may answer before it read the whole
+    /// request (413, 401, 409) and close the connection, which breaks the send: its answer, if
+    /// it came, says more than the broken pipe, and must not be taken for a transient failure.
+    /// A send that timed out has a server that stopped reading, not one that closed: no waiting
+    /// for an answer then.
+    private func exchange(on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?) throws(HTTP1Error) -> HTTP1Answer {
+        let wait = HTTP1Wait.silence(timeout)
+        do {
+            try connection.send(head, wait: wait)
+            if let body, !body.isEmpty {
+                var result: Result<Void, HTTP1Error> = .success(())
+                body.withUnsafeBytes { bytes in
+                    result = Result { () throws(HTTP1Error) in try connection.send(bytes, wait: wait) }
+                }
+                try result.get()
+            }
+        } catch {
+            guard case .network = error,
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) else {
+                throw error
+            }
+            answer.reusable = false
+            return answer
+        }
+        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody)
+    }
+
+    /// The kept-alive connection to `host`:`port`, if there is one (taking it out of the pool).
+    private func takeIdle(host: String, port: Int) -> HTTP1Connection? {
         idle.withLock { idle in
             defer { idle = nil }
-            guard let kept = idle, kept.host == host, kept.port == port else { return nil }
+            guard let kept = idle, kept.host == host, kept.port == port, !kept.connection.isCancelled else { return nil }
             return kept.connection
         }
     }
 
-    private static func networkError(_ error: SocketError, _ method: String, _ url: URL) -> BlobUploadError {
-        .network(method: method, url: url.absoluteString, reason: error.reason, code: error.code.rawValue)
-    }
-
-    /// The request line and header fields, with `Host` and, for a body, `Content-Length`.
-    static func requestHead(_ request: URLRequest, method: String, url: URL, host: String, bodyLength: Int?) -> Data {
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-        var target = components?.percentEncodedPath ?? "/"
-        if target.isEmpty { target = "/" }
-        if let query = components?.percentEncodedQuery { target += "?" + query }
-        let hostField = host.contains(":") ? "[\(host)]" : host
-        var lines = ["\(method) \(target) HTTP/1.1", "Host: \(hostField)" + (url.port.map { ":\($0)" } ?? "")]
-        if let bodyLength { lines.append("Content-Length: \(bodyLength)") }
-        let reserved: Set<String> = ["host", "content-length", "connection", "transfer-encoding"]
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key })
-        where !reserved.contains(name.lowercased()) {
-            lines.append("\(name): \(value)")
+    /// The upload error for `error`, naming the method and URL; `connecting` says whether the
+    /// failure may have been the connect (for its timeout's text).
+    private static func uploadError(_ error: HTTP1Error, method: String, url: URL, connecting: Bool) -> BlobUploadError {
+        let code: URLError.Code
+        let reason: String
+        switch error {
+        case .cancelled:
+            return .cancelled
+        case .protocolViolation(let violation):
+            return .protocolViolation(url: url.absoluteString, reason: "\(method): \(violation)")
+        case .timedOut:
+            (reason, code) = ("\(connecting ? "connect or " : "")send or receive: timed out", .timedOut)
+        case .network(let text, .unresolved):
+            (reason, code) = (text, .cannotFindHost)
+        case .network(let text, .refused):
+            (reason, code) = (text, .cannotConnectToHost)
+        case .network(let text, .lost):
+            (reason, code) = (text, .networkConnectionLost)
         }
-        return Data((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+        return .network(method: method, url: url.absoluteString, reason: reason, code: code.rawValue)
     }
 }
 
-/// The cancellation state of one request: which connection to shut down.
+/// The cancellation state of one request: which connection to interrupt.
 private final class SocketCall: Sendable {
-    private let state = Mutex<(cancelled: Bool, connection: SocketConnection?)>((false, nil))
+    private let state = Mutex<(cancelled: Bool, connection: HTTP1Connection?)>((false, nil))
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-    /// Records the connection in use; `false` (and the connection is shut) if already cancelled.
-    func watch(_ connection: SocketConnection) -> Bool {
+    /// Records the connection in use; `false` (and the connection is cancelled) if already cancelled.
+    func watch(_ connection: HTTP1Connection) -> Bool {
         let cancelled = state.withLock { state -> Bool in
             state.connection = connection
             return state.cancelled
         }
-        if cancelled { connection.shutdown() }
+        if cancelled { connection.cancel() }
         return !cancelled
     }
 
     func cancel() {
-        let connection = state.withLock { state -> SocketConnection? in
+        let connection = state.withLock { state -> HTTP1Connection? in
             state.cancelled = true
             return state.connection
         }
-        connection?.shutdown()
+        connection?.cancel()
     }
 }

@@ -43,14 +43,8 @@ public final class TusClient: Sendable {
     private let urlSession: HTTPTransport
     private let socket: SocketHTTPTransport
 
-    /// How a client's requests travel.
-    public enum Transport: Sendable, Hashable {
-        /// `http:` over a TCP connection of the client's own, with each chunk written straight
-        /// from its buffer (a fraction of URLSession's CPU time); `https:` through URLSession.
-        case automatic
-        /// Everything through URLSession.
-        case urlSession
-    }
+    /// How a client's requests travel: the package's one ``BlobStream/Transport``.
+    public typealias Transport = BlobStream.Transport
 
     /// Creates a client for the tus server whose creation URL is `endpoint`.
     /// - Parameters:
@@ -229,7 +223,7 @@ public final class TusClient: Sendable {
             request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
         }
         if usesSocket(for: url) {
-            return try await socket.send(request, body: body)
+            return try await socket.send(HeaderFieldCheck.requestHead(of: request), body: body)
         }
         return try await urlSession.send(request, body: body.map(HTTPBody.data) ?? .none)
     }

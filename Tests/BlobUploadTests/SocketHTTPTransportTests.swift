@@ -1,20 +1,16 @@
 @testable import BlobUpload
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Glibc
+import HTTP1
 import Synchronization
 import Testing
 
 /// The `http:` transport of the tus client against a scripted server: answer framings the
 /// tus servers in the other tests do not use, and a kept-alive connection the server drops.
 @Suite struct SocketHTTPTransportTests {
-    private func request(_ method: String, _ server: ScriptedHTTPServer) -> URLRequest {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/files/x?q=1")!)
-        request.httpMethod = method
-        request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
-        return request
+    private func request(_ method: String, _ server: ScriptedHTTPServer) -> HTTPRequestHead {
+        HTTPRequestHead(method: method, url: URL(string: "http://127.0.0.1:\(server.port)/files/x?q=1")!,
+                        fields: [("Tus-Resumable", "1.0.0")])
     }
 
     @Test func readsChunkedAndInterimAnswers() async throws {
@@ -73,7 +69,7 @@ import Testing
         ])
         let patch = request("PATCH", server)
         await #expect(throws: BlobUploadError.redirectRefused(
-            method: "PATCH", url: patch.url!.absoluteString, statusCode: 307,
+            method: "PATCH", url: patch.url.absoluteString, statusCode: 307,
             location: "http://127.0.0.1:\(server.port)/elsewhere")) {
             _ = try await SocketHTTPTransport(timeout: 5).send(patch, body: Data("x".utf8))
         }
@@ -98,22 +94,18 @@ import Testing
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
         } throws: { error in
-            guard case .network("GET", _, let reason, URLError.Code.badServerResponse.rawValue)? = error as? BlobUploadError else {
-                return false
-            }
-            return reason.contains("not followed by CRLF")
+            guard case .protocolViolation(let url, let reason)? = error as? BlobUploadError else { return false }
+            return url.hasSuffix("/files/x?q=1") && reason.contains("GET") && reason.contains("not followed by CRLF")
         }
     }
 
-    @Test func aMalformedAnswerIsANetworkError() async throws {
+    @Test func aMalformedAnswerIsAProtocolViolation() async throws {
         let server = try ScriptedHTTPServer(connections: [["SMTP ready\r\n\r\n"]])
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
         } throws: { error in
-            guard case .network("GET", _, let reason, URLError.Code.badServerResponse.rawValue)? = error as? BlobUploadError else {
-                return false
-            }
-            return reason.contains("malformed status line")
+            guard case .protocolViolation(let url, let reason)? = error as? BlobUploadError else { return false }
+            return url.hasSuffix("/files/x?q=1") && reason.contains("malformed status line")
         }
     }
 
@@ -124,16 +116,16 @@ import Testing
         let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]])
         let reply = try await SocketHTTPTransport(timeout: timeout).send(request("GET", server), body: nil)
         #expect(reply.body == Data("ok".utf8))
-        let wait = SocketConnection.boundedWait(timeout)
-        #expect(wait >= 0.001 && wait <= SocketConnection.longestWait)
-        if timeout <= 0 || !timeout.isFinite || timeout > SocketConnection.longestWait {
-            #expect(wait == SocketConnection.longestWait)
+        let wait = HTTP1Wait.boundedSeconds(timeout)
+        #expect(wait >= 0.001 && wait <= HTTP1Wait.longestWait)
+        if timeout <= 0 || !timeout.isFinite || timeout > HTTP1Wait.longestWait {
+            #expect(wait == HTTP1Wait.longestWait)
         }
     }
 
     @Test func aTinyTimeoutBecomesOneMillisecond() {
-        #expect(SocketConnection.boundedWait(1e-9) == 0.001)
-        #expect(SocketConnection.boundedWait(2.5) == 2.5)
+        #expect(HTTP1Wait.boundedSeconds(1e-9) == 0.001)
+        #expect(HTTP1Wait.boundedSeconds(2.5) == 2.5)
     }
 
     @Test func nothingListeningIsANetworkError() async throws {
@@ -162,7 +154,7 @@ final class ScriptedHTTPServer: Sendable {
     private let log = Log()
 
     private final class Log: Sendable {
-        let state = Mutex<(requests: [String], connections: Int, stopped: Bool)>(([], 0, false))
+        let state = Mutex<(requests: [String], connections: Int, listenerClosed: Bool)>(([], 0, false))
     }
 
     var requests: [String] { log.state.withLock { $0.requests } }
@@ -184,6 +176,13 @@ final class ScriptedHTTPServer: Sendable {
         port = UInt16(bigEndian: address.sin_port)
         let log = self.log
         Thread.detachNewThread {
+            // This thread closes the listener, once it no longer calls `accept`: see `stop`.
+            defer {
+                log.state.withLock { state in
+                    state.listenerClosed = true
+                    close(fd)
+                }
+            }
             for answers in connections {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
@@ -207,15 +206,14 @@ final class ScriptedHTTPServer: Sendable {
         stop()
     }
 
-    /// Closes the listener, once: a second `close` could hit a descriptor reused meanwhile.
+    /// Stops accepting connections. Only shuts the listener down, while the accept thread has
+    /// not closed it: a `close` here could let that thread, between two `accept` calls, accept
+    /// on the same number reused by another test's listener and answer that test's client
+    /// with this server's script (a tus creation answered without a `Location`).
     func stop() {
-        let open = log.state.withLock { state -> Bool in
-            defer { state.stopped = true }
-            return !state.stopped
+        log.state.withLock { state in
+            if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
         }
-        guard open else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     /// Half-closes `fd` and reads until the client closes its side (or 10 s passed).

@@ -17,6 +17,8 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     private let listener: Int32
     private let lock = NSLock()
     private var received: [Request] = []
+    /// Whether the accept thread closed the listener (after which `stop` must not touch it).
+    private var listenerClosed = false
     private let respond: @Sendable (Request) -> [UInt8]
 
     /// Starts listening; `respond` returns the raw response bytes for each request.
@@ -46,10 +48,14 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     /// Every request received so far.
     var requests: [Request] { lock.withLock { received } }
 
-    /// Stops accepting connections.
+    /// Stops accepting connections. Only shuts the listener down: the accept thread closes it
+    /// once its `accept` has failed. Closing it here could let the thread, between two
+    /// `accept` calls, accept on the same number reused by another test's listener, and answer
+    /// that test's client with this server's script.
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        lock.withLock {
+            if !listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// A complete response with `body` and the given extra header lines.
@@ -62,8 +68,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     private func acceptLoop() {
         while true {
             let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
+            guard connection >= 0 else { break }
             Thread { [self] in serve(connection) }.start()
+        }
+        lock.withLock {
+            listenerClosed = true
+            close(listener)
         }
     }
 

@@ -1,3 +1,4 @@
+internal import HTTP1
 /// The validators of one response that name the blob's version: what the first response pins
 /// and every later response is compared with.
 ///

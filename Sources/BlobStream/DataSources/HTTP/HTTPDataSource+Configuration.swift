@@ -1,17 +1,8 @@
 import Foundation
 
 extension HTTPDataSource {
-    /// How an ``HTTPDataSource`` talks to the server.
-    public enum Transport: Sendable, Hashable {
-        /// `http:` over a plain TCP connection the source manages itself (true pausing, no
-        /// shared queue, curl-like speed); `https:` through URLSession, which brings TLS.
-        case automatic
-        /// Every request through URLSession, `http:` too. On Linux it cannot pause a download,
-        /// so the source asks for bounded ranges no larger than its free buffer; and a
-        /// synchronous read must not wait on URLSession's own queue (see
-        /// ``HTTPDataSource/reasonWaitingWouldDeadlock()``).
-        case urlSession
-    }
+    /// How an ``HTTPDataSource`` talks to the server: the package's one ``BlobStream/Transport``.
+    public typealias Transport = BlobStream.Transport
 
     /// The settings of an ``HTTPDataSource``. The defaults suit a blob of any size on a healthy
     /// network: 4 MiB read-ahead, a minute for a response, 30 s of silence, 5 reconnects.
@@ -72,15 +63,15 @@ extension HTTPDataSource {
     }
 
     /// What the source has done so far, for diagnostics and tests.
-    public struct Statistics: Sendable, Hashable {
+    struct Statistics: Sendable, Hashable {
         /// Requests sent, redirects followed included.
-        public var requests = 0
+        var requests = 0
         /// Requests sent again after a dropped connection, a short body or a timeout.
-        public var reconnects = 0
+        var reconnects = 0
         /// Body bytes received from the network, including any skipped because the server
         /// ignored a range.
-        public var bytesReceived: Int64 = 0
+        var bytesReceived: Int64 = 0
         /// Bytes downloaded but not yet read, now.
-        public var bufferedBytes = 0
+        var bufferedBytes = 0
     }
 }

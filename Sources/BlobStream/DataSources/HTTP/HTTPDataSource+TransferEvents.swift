@@ -1,4 +1,5 @@
 import Foundation
+internal import HTTP1
 
 /// How the read-ahead reacts to its transfer: checks each response against the pinned version,
 /// fills the buffer, follows redirects of the socket transport, and reconnects after failures.

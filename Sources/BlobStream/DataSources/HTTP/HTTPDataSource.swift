@@ -133,8 +133,8 @@ public final class HTTPDataSource: BlobDataSource {
     /// The URL.
     public var resourceName: String { url.absoluteString }
 
-    /// What the source has done so far.
-    public var statistics: Statistics {
+    /// What the source has done so far; for tests (`@testable import`), not part of the API.
+    var statistics: Statistics {
         state.withLock { s in
             var statistics = s.statistics
             statistics.bufferedBytes = s.buffer?.count ?? 0

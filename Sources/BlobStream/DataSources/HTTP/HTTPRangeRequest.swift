@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import HTTP1
 
 /// One `GET` of a byte range of a blob: where, which bytes, which version, and the caller's
 /// extra header fields. Both transports turn it into their own request.
@@ -74,18 +75,13 @@ struct HTTPRangeRequest: Sendable {
     }
 
     /// Why `fields` cannot be sent (a name that is not a token, a value with a line break), or
-    /// `nil` when they can.
+    /// `nil` when they can: the one check of ``HTTPFieldCheck``, for both transports.
     static func problem(in fields: [String: String]) -> String? {
-        let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-        for (name, value) in fields {
-            if name.isEmpty || name.unicodeScalars.contains(where: { !token.contains($0) }) {
-                return "the header name \"\(name)\" is not a valid HTTP token"
-            }
-            if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
-                return "the value of header \"\(name)\" contains a line break or NUL"
-            }
+        switch HTTPFieldCheck.firstProblem(in: fields) {
+        case nil: nil
+        case (let name, .name)?: "the header name \"\(name)\" is not a valid HTTP token"
+        case (let name, .value)?: "the value of header \"\(name)\" contains a line break or NUL"
         }
-        return nil
     }
 
     /// The request for URLSession. `timeout` only backs up the data source's own timers.
@@ -97,20 +93,10 @@ struct HTTPRangeRequest: Sendable {
         return request
     }
 
-    /// The HTTP/1.1 request bytes for the socket transport, asking the server to close the
+    /// The HTTP/1.1 request head for the socket transport, asking the server to close the
     /// connection after the response so the end of the body is never ambiguous.
-    func serialized() -> [UInt8] {
-        var target = url.path.isEmpty ? "/" : url.path
-        if let components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
-            target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            if let query = components.percentEncodedQuery { target += "?" + query }
-        }
-        var host = url.host ?? ""
-        if host.contains(":") { host = "[\(host)]" }
-        if let port = url.port { host += ":\(port)" }
-        var text = "GET \(target) HTTP/1.1\r\nHost: \(host)\r\nUser-Agent: BlobStream\r\nAccept: */*\r\n"
-        for (name, value) in headerFields { text += "\(name): \(value)\r\n" }
-        text += "Connection: close\r\n\r\n"
-        return Array(text.utf8)
+    var requestHead: HTTPRequestHead {
+        HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + headerFields,
+                        closeAfterAnswer: true)
     }
 }

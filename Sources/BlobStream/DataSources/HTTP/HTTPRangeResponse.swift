@@ -1,3 +1,5 @@
+internal import HTTP1
+
 /// What a response head means for a reader that asked for a range of a pinned version: which
 /// blob bytes its body carries, or why it cannot be used.
 struct HTTPRangeResponse: Equatable {
@@ -16,8 +18,9 @@ struct HTTPRangeResponse: Equatable {
     var isEndOfBlob: Bool
 
     /// Interprets `head`, the answer to `request`. What is checked, and when:
-    /// - every head first passes ``HTTPResponseHead/framingViolation`` (codings, lengths, size),
-    ///   else ``BlobStreamError/protocolViolation(url:reason:)``;
+    /// - every head first passes ``HTTPResponseHead/framingViolation`` (codings, lengths, size)
+    ///   and ``HTTPResponseHead/contentCodingViolation``, else
+    ///   ``BlobStreamError/protocolViolation(url:reason:)``;
     /// - a `206` must carry a valid `Content-Range` that starts at the offset asked for, whose
     ///   `Content-Length` (if any) is the range's size, else `protocolViolation`;
     /// - once a version is pinned, a `200` or `206` must name it (``HTTPBlobVersion`` says how),
@@ -47,7 +50,7 @@ struct HTTPRangeResponse: Equatable {
             guard let knownLength, let length, knownLength != length else { return nil }
             return "another version: the length was \(knownLength) bytes and is now \(length)"
         }
-        if let reason = head.framingViolation { return violation(reason) }
+        if let reason = head.framingViolation ?? head.contentCodingViolation { return violation(reason) }
         let version = HTTPBlobVersion(head)
         switch head.statusCode {
         case 206:
@@ -89,6 +92,17 @@ struct HTTPRangeResponse: Equatable {
             return .failure(.httpStatus(url: resource, statusCode: 416))
         default:
             return .failure(.httpStatus(url: resource, statusCode: head.statusCode))
+        }
+    }
+}
+
+extension HTTPResponseHead {
+    /// Why the body is not the blob's bytes because of a content coding, or `nil`: a range of
+    /// an encoded representation is not a range of the blob (the request says
+    /// `Accept-Encoding: identity`, and only `identity` is accepted).
+    var contentCodingViolation: String? {
+        contentCodings.first.map {
+            "the server applied the content coding \"\($0)\" despite Accept-Encoding: identity, so its bytes are not the blob's"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+internal import HTTP1
 
 /// One HTTP range request in flight, on either transport. Created by the read-ahead of an
 /// ``HTTPDataSource``, which receives its events through an ``HTTPTransferSink``.

@@ -1,4 +1,5 @@
 import Foundation
+internal import HTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -214,5 +215,16 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     static func isLibcurlProtocolError(_ message: String) -> Bool {
         let lowercased = message.lowercased()
         return libcurlProtocolErrors.contains { lowercased.contains($0) }
+    }
+}
+
+extension HTTPResponseHead {
+    /// The head of a URLSession answer, so that both transports are held to the same checks.
+    init(_ response: HTTPURLResponse) {
+        let fields = response.allHeaderFields.compactMap { name, value -> (String, String)? in
+            guard let name = name as? String, let value = value as? String else { return nil }
+            return (name, value)
+        }
+        self.init(statusCode: response.statusCode, fields: fields)
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 
 /// Finds the payload of an HTTP/1.1 response body in the bytes read from the connection,
 /// whatever its framing: a `Content-Length`, chunked transfer coding, or "until the server
-/// closes". Knowing where the body ends is what tells a complete body from a dropped connection.
-struct HTTPBodyDecoder {
+/// closes". Knowing where the body ends is what tells a complete body from a dropped connection,
+/// and where the next answer on a kept-alive connection begins.
+package struct HTTPBodyDecoder {
     private enum Framing {
         case length(remaining: Int64)
         case untilClose
@@ -24,10 +25,21 @@ struct HTTPBodyDecoder {
 
     private var framing: Framing
     /// Whether the whole body has been seen.
-    private(set) var isComplete = false
+    package private(set) var isComplete = false
+    /// Payload bytes decoded so far, for messages that name where a body broke off.
+    package private(set) var payloadBytes: Int64 = 0
 
-    /// A decoder for the body of a response with `head`.
-    init(for head: HTTPResponseHead) {
+    /// A decoder for the body of the answer `head` to a request with `method`.
+    /// - Throws: ``HTTP1Error/protocolViolation(reason:)`` when the head's framing is unusable
+    ///   (``HTTPResponseHead/framingViolation``): guessing would risk a cut body taken for whole.
+    package init(for head: HTTPResponseHead, method: String = "GET") throws(HTTP1Error) {
+        if method == "HEAD" || head.statusCode == 204 || head.statusCode == 304 || (100...199).contains(head.statusCode) {
+            // RFC 9112 §6.3: these answers have no body, whatever their fields say.
+            framing = .length(remaining: 0)
+            isComplete = true
+            return
+        }
+        if let violation = head.framingViolation { throw .protocolViolation(reason: violation) }
         if head.isChunked {
             framing = .chunked(.size(digits: []))
         } else if let length = head.contentLength {
@@ -39,44 +51,46 @@ struct HTTPBodyDecoder {
     }
 
     /// Whether the end of the connection is the end of the body (no length was given).
-    var endsAtClose: Bool {
+    package var endsAtClose: Bool {
         if case .untilClose = framing { return true }
         return false
     }
 
     /// Decodes `input`, passing each run of payload bytes to `emit`, which returns whether to
-    /// go on. Returns `false` when `emit` asked to stop. Bytes after the end of the body are
-    /// ignored (the request asked the server to close the connection).
-    mutating func decode(
+    /// go on. Returns how many bytes of `input` belong to the body (the rest, after its end,
+    /// begin the next answer), and whether `emit` asked to stop.
+    package mutating func decode(
         _ input: UnsafeRawBufferPointer,
         emit: (UnsafeRawBufferPointer) -> Bool
-    ) throws(HTTPTransferFailure) -> Bool {
+    ) throws(HTTP1Error) -> (consumed: Int, stopped: Bool) {
         var index = 0
         while index < input.count && !isComplete {
+            let run: Int
             switch framing {
             case .untilClose:
-                return emit(UnsafeRawBufferPointer(rebasing: input[index...]))
+                run = input.count - index
             case .length(let remaining):
-                let run = Int(min(Int64(input.count - index), remaining))
+                run = Int(min(Int64(input.count - index), remaining))
                 framing = .length(remaining: remaining - Int64(run))
                 isComplete = remaining == Int64(run)
-                if !emit(UnsafeRawBufferPointer(rebasing: input[index..<index + run])) { return false }
-                index += run
             case .chunked(.data(let remaining)):
-                let run = Int(min(Int64(input.count - index), remaining))
+                run = Int(min(Int64(input.count - index), remaining))
                 framing = .chunked(remaining == Int64(run) ? .dataEnd(seen: 0) : .data(remaining: remaining - Int64(run)))
-                if !emit(UnsafeRawBufferPointer(rebasing: input[index..<index + run])) { return false }
-                index += run
             case .chunked(let state):
                 try step(state, byte: input[index])
                 index += 1
+                continue
             }
+            payloadBytes += Int64(run)
+            let payload = UnsafeRawBufferPointer(rebasing: input[index..<index + run])
+            index += run
+            if !emit(payload) { return (index, true) }
         }
-        return true
+        return (index, false)
     }
 
     /// Advances the chunk framing (outside payload runs) by one byte.
-    private mutating func step(_ state: ChunkState, byte: UInt8) throws(HTTPTransferFailure) {
+    private mutating func step(_ state: ChunkState, byte: UInt8) throws(HTTP1Error) {
         switch state {
         case .size(var digits):
             guard byte == UInt8(ascii: "\n") else {
@@ -96,7 +110,9 @@ struct HTTPBodyDecoder {
             framing = .chunked(size == 0 ? .trailer(lineLength: 0) : .data(remaining: size))
         case .dataEnd(let seen):
             let expected = seen == 0 ? UInt8(ascii: "\r") : UInt8(ascii: "\n")
-            guard byte == expected else { throw Self.malformed("a chunk does not end with CRLF") }
+            guard byte == expected else {
+                throw Self.malformed("chunk data ending at payload byte \(payloadBytes) is not followed by CRLF")
+            }
             framing = .chunked(seen == 0 ? .dataEnd(seen: 1) : .size(digits: []))
         case .trailer(let lineLength) where byte == UInt8(ascii: "\n"):
             if lineLength == 0 {
@@ -113,7 +129,7 @@ struct HTTPBodyDecoder {
 
     private static let hexDigits = Set("0123456789abcdefABCDEF".utf8)
 
-    private static func malformed(_ reason: String) -> HTTPTransferFailure {
+    private static func malformed(_ reason: String) -> HTTP1Error {
         .protocolViolation(reason: "malformed chunked body: \(reason)")
     }
 }

@@ -1,0 +1,201 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// One TCP connection for HTTP/1.1, used by one thread at a time with calls that each wait at
+/// most until a deadline. The socket is non-blocking: a call tries the system call first and
+/// `poll`s only when it would block, so a busy transfer costs one system call per buffer.
+///
+/// ``cancel()``, from any thread, makes the waiting call (and every later one) fail at once
+/// with ``HTTP1Error/cancelled``: every wait also polls a pipe that `cancel` writes to. Both
+/// descriptors are close-on-exec and are closed exactly once, when the connection goes.
+package final class HTTP1Connection: Sendable {
+    private let socket = Mutex<FileDescriptor?>(nil)
+    private let wake: (read: FileDescriptor, write: FileDescriptor)?
+    private let cancelled = Atomic<Bool>(false)
+    private let received = Atomic<Int>(0)
+
+    /// Creates an unconnected connection with its cancellation pipe.
+    package init() {
+        switch systemPipe() {
+        case .success(let ends): wake = (FileDescriptor(ends.0), FileDescriptor(ends.1))
+        case .failure: wake = nil
+        }
+    }
+
+    /// Whether ``cancel()`` was called.
+    package var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// The bytes received so far: more than before a request means its answer began.
+    package var bytesReceived: Int { received.load(ordering: .relaxed) }
+
+    /// Interrupts the current and every later call. Idempotent, any thread.
+    package func cancel() {
+        guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let wake else { return }
+        systemWakeUp(wake.write.rawValue)
+    }
+
+    /// Resolves `host` and connects to the first of its addresses that accepts, within `wait`.
+    package func connect(host: String, port: Int, wait: HTTP1Wait) throws(HTTP1Error) {
+        guard wake != nil else { throw .network(reason: "cannot create the cancellation pipe", cause: .lost) }
+        let deadline = wait.deadline
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = streamSocketType
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw .network(reason: "cannot resolve host \(host): \(String(cString: gai_strerror(status)))", cause: .unresolved)
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = HTTP1Error.network(reason: "no address for host \(host)", cause: .unresolved)
+        var address: UnsafeMutablePointer<addrinfo>? = first
+        while let candidate = address?.pointee {
+            address = candidate.ai_next
+            try checkCancelled()
+            do {
+                try connect(to: candidate, deadline: deadline)
+                return
+            } catch {
+                if let interruption = error.interruption { throw interruption }
+                lastError = .network(reason: "connect to \(host):\(port): \(error.reason)", cause: error.cause)
+            }
+        }
+        throw lastError
+    }
+
+    private func connect(to address: addrinfo, deadline: DispatchTime) throws(ConnectFailure) {
+        let fd: FileDescriptor
+        switch systemSocket(address.ai_family, address.ai_socktype, address.ai_protocol) {
+        case .success(let raw): fd = FileDescriptor(raw)
+        case .failure(let failure): throw ConnectFailure(failure)
+        }
+        #if canImport(Darwin)
+        systemSetOption(fd.rawValue, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        #endif
+        systemSetOption(fd.rawValue, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        socket.withLock { $0 = fd }
+        if case .failure(let failure) = systemConnect(fd.rawValue, address.ai_addr, address.ai_addrlen) {
+            guard failure.code == EINPROGRESS else { throw drop(ConnectFailure(failure)) }
+            do {
+                try self.wait(for: Int16(POLLOUT), on: fd.rawValue, until: deadline)
+            } catch {
+                throw drop(ConnectFailure(interruption: error))
+            }
+            let code = systemSocketError(fd.rawValue)
+            if code != 0 { throw drop(ConnectFailure(Errno(code: code))) }
+        }
+    }
+
+    /// Forgets the socket of a failed attempt (closing it), and passes `failure` on.
+    private func drop(_ failure: ConnectFailure) -> ConnectFailure {
+        socket.withLock { socket in
+            defer { socket = nil }
+            return socket
+        }?.close()
+        return failure
+    }
+
+    /// Sends all of `bytes` within `wait`.
+    package func send(_ bytes: UnsafeRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) {
+        let fd = try connectedSocket()
+        var deadline = wait.deadline
+        var sent = 0
+        while sent < bytes.count {
+            try checkCancelled()
+            switch systemSend(fd, UnsafeRawBufferPointer(rebasing: bytes[sent...])) {
+            case .success(let count):
+                sent += count
+                if case .silence = wait { deadline = wait.deadline }
+            case .failure(let failure) where failure.isWouldBlock:
+                try self.wait(for: Int16(POLLOUT), on: fd, until: deadline)
+            case .failure(let failure):
+                throw .network(reason: "send: \(failure.text)", cause: .lost)
+            }
+        }
+    }
+
+    /// Sends all of `bytes` within `wait`.
+    package func send(_ bytes: [UInt8], wait: HTTP1Wait) throws(HTTP1Error) {
+        var result: Result<Void, HTTP1Error> = .success(())
+        bytes.withUnsafeBytes { buffer in
+            result = Result { () throws(HTTP1Error) in try send(buffer, wait: wait) }
+        }
+        try result.get()
+    }
+
+    /// Receives up to `buffer.count` bytes, waiting within `wait` for the first; 0 means the
+    /// peer closed the connection.
+    package func receive(into buffer: UnsafeMutableRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) -> Int {
+        let fd = try connectedSocket()
+        var deadline: DispatchTime?
+        while true {
+            try checkCancelled()
+            switch systemReceive(fd, buffer) {
+            case .success(let count):
+                received.add(count, ordering: .relaxed)
+                return count
+            case .failure(let failure) where failure.isWouldBlock:
+                if deadline == nil { deadline = wait.deadline }
+                try self.wait(for: Int16(POLLIN), on: fd, until: deadline!)
+            case .failure(let failure):
+                throw .network(reason: "recv: \(failure.text)", cause: .lost)
+            }
+        }
+    }
+
+    private func connectedSocket() throws(HTTP1Error) -> Int32 {
+        guard let fd = socket.withLock({ $0?.rawValue }) else {
+            throw .network(reason: "the connection is not open", cause: .lost)
+        }
+        return fd
+    }
+
+    private func checkCancelled() throws(HTTP1Error) {
+        if isCancelled { throw .cancelled }
+    }
+
+    /// Polls `fd` for `events` and the cancellation pipe, until `deadline`.
+    private func wait(for events: Int16, on fd: Int32, until deadline: DispatchTime) throws(HTTP1Error) {
+        guard let wake else { throw .cancelled }
+        var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake.read.rawValue, events: Int16(POLLIN), revents: 0)]
+        while true {
+            try checkCancelled()
+            let now = DispatchTime.now().uptimeNanoseconds
+            let end = deadline.uptimeNanoseconds
+            guard now < end else { throw .timedOut }
+            let milliseconds = Int32(min((end - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+            switch systemPoll(&fds, milliseconds) {
+            case .success:
+                if fds[1].revents != 0 { throw .cancelled }
+                if fds[0].revents != 0 { return }
+            case .failure(let failure):
+                throw .network(reason: "poll: \(failure.text)", cause: .lost)
+            }
+        }
+    }
+}
+
+/// Why one address did not connect.
+private struct ConnectFailure: Error {
+    var reason: String
+    var cause: HTTP1Error.NetworkCause
+    var interruption: HTTP1Error?
+
+    init(_ failure: Errno) {
+        reason = failure.text
+        cause = failure.code == ECONNREFUSED ? .refused : .lost
+    }
+
+    init(interruption: HTTP1Error) {
+        reason = interruption.reason
+        cause = .lost
+        self.interruption = interruption
+    }
+}

@@ -1,0 +1,38 @@
+/// The one check of header fields before they are written: a request head is written verbatim,
+/// so a CR or LF in a value would end the field and let the rest inject fields (or a whole
+/// second request), a NUL would cut it short, and a name that is not an HTTP token (a ':', a
+/// space) would parse as another field.
+package enum HTTPFieldCheck {
+    /// Why the field `name: value` cannot be written as it is, or `nil` when it can.
+    package static func problem(name: String, value: String) -> Problem? {
+        if name.isEmpty || !name.utf8.allSatisfy(isTokenByte) { return .name }
+        if value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) { return .value }
+        return nil
+    }
+
+    /// The first unusable field of `fields` in name order, and why, or `nil`.
+    package static func firstProblem(in fields: some Sequence<(key: String, value: String)>) -> (name: String, problem: Problem)? {
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            if let problem = problem(name: name, value: value) { return (name, problem) }
+        }
+        return nil
+    }
+
+    /// What is wrong with a field.
+    package enum Problem: Sendable, Equatable {
+        /// The name is empty or not an HTTP token.
+        case name
+        /// The value contains CR, LF or NUL.
+        case value
+    }
+
+    /// Whether `byte` may appear in a token (RFC 9110 §5.6.2 `tchar`).
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            true
+        default:
+            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// The head of one HTTP/1.1 request: method, target, `Host` and header fields, written as
+/// bytes. Fields are checked by ``HTTPFieldCheck`` first, so nothing is written that a server
+/// could read as more (or other) fields than were meant.
+package struct HTTPRequestHead: Sendable {
+    /// E.g. "GET".
+    package var method: String
+    /// The `http:` URL asked; its path and query become the request target, its host and port
+    /// the `Host` field.
+    package var url: URL
+    /// Header fields in the order written; `Host` and the framing fields the writer sets
+    /// (`Content-Length`, `Transfer-Encoding`, `Connection`) are skipped here.
+    package var fields: [(String, String)]
+    /// The `Content-Length` to announce, or `nil` for a request without a body.
+    package var contentLength: Int?
+    /// Whether to ask the server to close the connection after its answer.
+    package var closeAfterAnswer: Bool
+
+    /// Fields the writer owns; a caller's fields of these names are not written.
+    package static let reservedFields: Set<String> = ["host", "content-length", "transfer-encoding", "connection"]
+
+    /// A head for `method` on `url`.
+    package init(method: String, url: URL, fields: [(String, String)], contentLength: Int? = nil, closeAfterAnswer: Bool = false) {
+        self.method = method
+        self.url = url
+        self.fields = fields
+        self.contentLength = contentLength
+        self.closeAfterAnswer = closeAfterAnswer
+    }
+
+    /// The host to connect to and the port (80 when the URL names none), or `nil` when the URL
+    /// is not `http:` with a host.
+    package var endpoint: (host: String, port: Int)? {
+        guard url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else { return nil }
+        return (host, url.port ?? 80)
+    }
+
+    /// The first field that cannot be written, and why, or `nil`.
+    package var fieldProblem: (name: String, problem: HTTPFieldCheck.Problem)? {
+        HTTPFieldCheck.firstProblem(in: fields.map { (key: $0.0, value: $0.1) })
+    }
+
+    /// The bytes of the head, up to and including the blank line.
+    /// - Precondition: ``fieldProblem`` is `nil`.
+    package func serialized() -> [UInt8] {
+        var target = "/"
+        if let components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
+            target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            if let query = components.percentEncodedQuery { target += "?" + query }
+        }
+        var host = url.host ?? ""
+        if host.contains(":") { host = "[\(host)]" }
+        if let port = url.port { host += ":\(port)" }
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
+        if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
+        for (name, value) in fields where !Self.reservedFields.contains(name.lowercased()) {
+            text += "\(name): \(value)\r\n"
+        }
+        if closeAfterAnswer { text += "Connection: close\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+}
