@@ -33,6 +33,7 @@ let package = Package(
         .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream", "HTTP1", "BlobTestSupport"]),
         .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "BlobTestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
     ],
     swiftLanguageModes: [.v6]
 )
