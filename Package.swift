@@ -15,8 +15,11 @@ let package = Package(
         .target(name: "CBlobStreamIntrinsics"),
         // The one HTTP/1.1 client of the package (connection, head writer and parser, body
         // decoder); internal: no product, and its types are `package`, never public.
-        .target(name: "HTTP1"),
-        .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics", "HTTP1"]),
+        .target(name: "HTTP1", dependencies: ["SystemCalls"]),
+        // The package's one layer of system calls (descriptors, pipes, sockets, paths), retried
+        // on EINTR in one place; internal like HTTP1.
+        .target(name: "SystemCalls"),
+        .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics", "HTTP1", "SystemCalls"]),
         .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1"]),
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload"]),
         .executableTarget(
@@ -30,6 +33,7 @@ let package = Package(
         .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream", "HTTP1", "BlobTestSupport"]),
         .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "BlobTestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
     ],
     swiftLanguageModes: [.v6]
 )

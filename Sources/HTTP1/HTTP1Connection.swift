@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Dispatch
+internal import SystemCalls
 import Synchronization
 
 /// One TCP connection for HTTP/1.1, used by one thread at a time with calls that each wait at
@@ -23,8 +24,8 @@ package final class HTTP1Connection: Sendable {
 
     /// Creates an unconnected connection with its cancellation pipe.
     package init() {
-        switch systemPipe() {
-        case .success(let ends): wake = (FileDescriptor(ends.0), FileDescriptor(ends.1))
+        switch FileDescriptor.pipe() {
+        case .success(let ends): wake = ends
         case .failure: wake = nil
         }
     }
@@ -38,7 +39,7 @@ package final class HTTP1Connection: Sendable {
     /// Interrupts the current and every later call. Idempotent, any thread.
     package func cancel() {
         guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let wake else { return }
-        systemWakeUp(wake.write.rawValue)
+        wake.write.wakeUp()
     }
 
     /// Resolves `host` and connects to the first of its addresses that accepts, within `wait`.
@@ -47,7 +48,7 @@ package final class HTTP1Connection: Sendable {
         let deadline = wait.deadline
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = streamSocketType
+        hints.ai_socktype = FileDescriptor.streamSocketType
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
@@ -72,33 +73,30 @@ package final class HTTP1Connection: Sendable {
 
     private func connect(to address: addrinfo, deadline: DispatchTime) throws(ConnectFailure) {
         let fd: FileDescriptor
-        switch systemSocket(address.ai_family, address.ai_socktype, address.ai_protocol) {
-        case .success(let raw): fd = FileDescriptor(raw)
+        switch FileDescriptor.socket(family: address.ai_family, type: address.ai_socktype, proto: address.ai_protocol) {
+        case .success(let socket): fd = socket
         case .failure(let failure): throw ConnectFailure(failure)
         }
         #if canImport(Darwin)
-        systemSetOption(fd.rawValue, SOL_SOCKET, SO_NOSIGPIPE, 1)
+        fd.setOption(level: SOL_SOCKET, name: SO_NOSIGPIPE, value: 1)
         #endif
-        systemSetOption(fd.rawValue, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        fd.setOption(level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
         socket.withLock { $0 = fd }
-        if case .failure(let failure) = systemConnect(fd.rawValue, address.ai_addr, address.ai_addrlen) {
-            guard failure.code == EINPROGRESS else { throw drop(ConnectFailure(failure)) }
+        if let failure = fd.connect(to: address.ai_addr, length: address.ai_addrlen) {
+            guard failure.rawValue == EINPROGRESS else { throw drop(ConnectFailure(failure)) }
             do {
-                try self.wait(for: Int16(POLLOUT), on: fd.rawValue, until: deadline)
+                try self.wait(for: .writable, on: fd, until: deadline)
             } catch {
                 throw drop(ConnectFailure(interruption: error))
             }
-            let code = systemSocketError(fd.rawValue)
-            if code != 0 { throw drop(ConnectFailure(Errno(code: code))) }
+            if let failure = fd.pendingError() { throw drop(ConnectFailure(failure)) }
         }
     }
 
-    /// Forgets the socket of a failed attempt (closing it), and passes `failure` on.
+    /// Forgets the socket of a failed attempt (which closes once the attempt lets go of it too),
+    /// and passes `failure` on.
     private func drop(_ failure: ConnectFailure) -> ConnectFailure {
-        socket.withLock { socket in
-            defer { socket = nil }
-            return socket
-        }?.close()
+        socket.withLock { $0 = nil }
         return failure
     }
 
@@ -109,12 +107,12 @@ package final class HTTP1Connection: Sendable {
         var sent = 0
         while sent < bytes.count {
             try checkCancelled()
-            switch systemSend(fd, UnsafeRawBufferPointer(rebasing: bytes[sent...])) {
+            switch fd.send(UnsafeRawBufferPointer(rebasing: bytes[sent...])) {
             case .success(let count):
                 sent += count
                 if case .silence = wait { deadline = wait.deadline }
             case .failure(let failure) where failure.isWouldBlock:
-                try self.wait(for: Int16(POLLOUT), on: fd, until: deadline)
+                try self.wait(for: .writable, on: fd, until: deadline)
             case .failure(let failure):
                 throw .network(reason: "send: \(failure.text)", cause: .lost)
             }
@@ -137,21 +135,21 @@ package final class HTTP1Connection: Sendable {
         var deadline: DispatchTime?
         while true {
             try checkCancelled()
-            switch systemReceive(fd, buffer) {
+            switch fd.receive(into: buffer) {
             case .success(let count):
                 received.add(count, ordering: .relaxed)
                 return count
             case .failure(let failure) where failure.isWouldBlock:
                 if deadline == nil { deadline = wait.deadline }
-                try self.wait(for: Int16(POLLIN), on: fd, until: deadline!)
+                try self.wait(for: .readable, on: fd, until: deadline!)
             case .failure(let failure):
                 throw .network(reason: "recv: \(failure.text)", cause: .lost)
             }
         }
     }
 
-    private func connectedSocket() throws(HTTP1Error) -> Int32 {
-        guard let fd = socket.withLock({ $0?.rawValue }) else {
+    private func connectedSocket() throws(HTTP1Error) -> FileDescriptor {
+        guard let fd = socket.withLock({ $0 }) else {
             throw .network(reason: "the connection is not open", cause: .lost)
         }
         return fd
@@ -161,20 +159,19 @@ package final class HTTP1Connection: Sendable {
         if isCancelled { throw .cancelled }
     }
 
-    /// Polls `fd` for `events` and the cancellation pipe, until `deadline`.
-    private func wait(for events: Int16, on fd: Int32, until deadline: DispatchTime) throws(HTTP1Error) {
+    /// Polls `fd` for `event` and the cancellation pipe, until `deadline`.
+    private func wait(for event: PollEvent, on fd: FileDescriptor, until deadline: DispatchTime) throws(HTTP1Error) {
         guard let wake else { throw .cancelled }
-        var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake.read.rawValue, events: Int16(POLLIN), revents: 0)]
         while true {
             try checkCancelled()
             let now = DispatchTime.now().uptimeNanoseconds
             let end = deadline.uptimeNanoseconds
             guard now < end else { throw .timedOut }
             let milliseconds = Int32(min((end - now + 999_999) / 1_000_000, UInt64(Int32.max)))
-            switch systemPoll(&fds, milliseconds) {
-            case .success:
-                if fds[1].revents != 0 { throw .cancelled }
-                if fds[0].revents != 0 { return }
+            switch fd.poll(for: event, orWakeUpFrom: wake.read, milliseconds: milliseconds) {
+            case .success(let readiness):
+                if readiness.isWokenUp { throw .cancelled }
+                if readiness.isReady { return }
             case .failure(let failure):
                 throw .network(reason: "poll: \(failure.text)", cause: .lost)
             }
@@ -190,7 +187,7 @@ private struct ConnectFailure: Error {
 
     init(_ failure: Errno) {
         reason = failure.text
-        cause = failure.code == ECONNREFUSED ? .refused : .lost
+        cause = failure.rawValue == ECONNREFUSED ? .refused : .lost
     }
 
     init(interruption: HTTP1Error) {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+internal import SystemCalls
 import Synchronization
 
 /// Streams a regular file with `pread` on one descriptor; the file is never copied.
@@ -17,7 +18,7 @@ import Synchronization
 ///   ``identityCheckInterval`` bytes, so a long read fails early, and at the end of the file,
 ///   so its last bytes are not delivered; ``confirmUnchanged(at:)`` compares once more before
 ///   the stream reports the end. (What a status can and cannot reveal is said in
-///   `FileStatus.swift`: a rewrite that keeps the size within one coarse clock tick of the
+///   `FileVersion.swift`: a rewrite that keeps the size within one coarse clock tick of the
 ///   open, on Linux before 6.13, leaves no trace.)
 /// - A file that shrinks while it is read fails with
 ///   ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` when a read finds no
@@ -49,7 +50,7 @@ public final class FileDataSource: BlobDataSource {
     /// read (missing, a directory, a FIFO or other special file, no permission).
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         close()
-        switch Syscall.openRegularFile(path) {
+        switch OpenedFile.open(path) {
         case .success(let file):
             opened.withLock { $0 = file }
             completion(.success(BlobSourceDescription(length: Int64(file.status.st_size), identity: file.status.versionToken)))

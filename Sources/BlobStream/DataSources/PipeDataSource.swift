@@ -2,8 +2,11 @@
 import Glibc
 #elseif canImport(Musl)
 import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Dispatch
+internal import SystemCalls
 import Synchronization
 
 /// Streams what arrives on a pipe, a FIFO, a socket, a terminal or standard input: data with
@@ -34,10 +37,11 @@ public final class PipeDataSource: BlobDataSource {
     }
 
     private struct State {
-        var fd: Int32 = -1
-        var ownsDescriptor = false
+        /// The input; closes (when this source opened it) once neither the source, nor a read,
+        /// nor the watcher holds it any more.
+        var descriptor: FileDescriptor?
         /// Both ends of the pipe that wakes the watcher when the source closes.
-        var wake: (read: Int32, write: Int32) = (-1, -1)
+        var wake: (read: FileDescriptor, write: FileDescriptor)?
         /// The offset of the next byte the descriptor will yield.
         var next: Int64 = 0
         var waiter: (@Sendable () -> Void)?
@@ -87,31 +91,25 @@ public final class PipeDataSource: BlobDataSource {
         if alreadyOpened {
             return .failure(.sourceFailed(resource: resourceName, reason: "a pipe can be read only once; it cannot be opened again"))
         }
-        var fd: Int32
-        var owns = false
+        let descriptor: FileDescriptor
         switch origin {
-        case .descriptor(let descriptor):
-            fd = descriptor
+        case .descriptor(let inherited):
+            descriptor = FileDescriptor(borrowing: inherited)
         case .path(let path):
             // O_NONBLOCK: a FIFO opened for reading would otherwise wait here for a writer.
-            repeat { fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
-            guard fd >= 0 else { return .failure(FileDataSource.openError(Errno(errno), operation: "open", path: path)) }
-            owns = true
+            switch FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) {
+            case .success(let opened): descriptor = opened
+            case .failure(let error): return .failure(FileDataSource.openError(error, operation: "open", path: path))
+            }
         }
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            let code = errno
-            if owns { Self.closeDescriptor(fd) }
-            return .failure(.system(resource: resourceName, operation: "pipe", offset: nil, errno: code))
-        }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        }
-        state.withLock { state in
-            state.fd = fd
-            state.ownsDescriptor = owns
-            state.wake = (ends[0], ends[1])
+        switch FileDescriptor.pipe() {
+        case .success(let wake):
+            state.withLock { state in
+                state.descriptor = descriptor
+                state.wake = wake
+            }
+        case .failure(let error):
+            return .failure(.system(resource: resourceName, operation: "pipe", offset: nil, errno: error.rawValue))
         }
         return .success(BlobSourceDescription(length: nil))
     }
@@ -124,37 +122,31 @@ public final class PipeDataSource: BlobDataSource {
         at offset: Int64,
         whenReadable: @escaping @Sendable () -> Void
     ) -> BlobSourceReadResult {
-        let (fd, next, ended) = state.withLock { ($0.fd, $0.next, $0.reachedEnd) }
-        guard fd >= 0 else { return .failed(.notOpen) }
+        let (descriptor, next, ended) = state.withLock { ($0.descriptor, $0.next, $0.reachedEnd) }
+        guard let descriptor else { return .failed(.notOpen) }
         guard offset == next else {
             return .failed(.sourceFailed(
                 resource: resourceName,
                 reason: "a pipe is read once and in order: offset \(offset) was asked, but the next byte is at offset \(next)"))
         }
         if ended { return .end }
-        guard Self.isReadable(fd) else {
-            watch(fd, whenReadable)
+        // A failed poll counts as readable: the read then reports the error.
+        if case .success(let readiness) = descriptor.poll(for: .readable, milliseconds: 0), !readiness.isReady {
+            watch(descriptor, whenReadable)
             return .wouldBlock
         }
-        while true {
-            let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
-            if count > 0 {
-                state.withLock { $0.next += Int64(count) }
-                return .read(count)
-            }
-            if count == 0 {
-                state.withLock { $0.reachedEnd = true }
-                return .end
-            }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                watch(fd, whenReadable)
-                return .wouldBlock
-            case let code:
-                return .failed(.system(resource: resourceName, operation: "read", offset: offset, errno: code))
-            }
+        switch descriptor.read(into: buffer) {
+        case .success(0):
+            state.withLock { $0.reachedEnd = true }
+            return .end
+        case .success(let count):
+            state.withLock { $0.next += Int64(count) }
+            return .read(count)
+        case .failure(let error) where error.isWouldBlock:
+            watch(descriptor, whenReadable)
+            return .wouldBlock
+        case .failure(let error):
+            return .failed(.system(resource: resourceName, operation: "read", offset: offset, errno: error.rawValue))
         }
     }
 
@@ -165,61 +157,40 @@ public final class PipeDataSource: BlobDataSource {
     }
 
     private func shutDown(waitingForWatcher: Bool) {
-        let (fd, owns, wake) = state.withLock { state in
+        let wake = state.withLock { state in
             defer {
-                state.fd = -1
-                state.wake = (-1, -1)
+                state.descriptor = nil
+                state.wake = nil
                 state.waiter = nil
             }
-            return (state.fd, state.ownsDescriptor, state.wake)
+            return state.wake
         }
-        guard wake.write >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = Glibc.write(wake.write, &byte, 1)
-        // The watcher polls the descriptors on this queue: once it has drained, nothing uses them.
+        guard let wake else { return }
+        wake.write.wakeUp()
+        // The watcher polls on this queue, holding the descriptors: once it has drained, this
+        // was their last holder (but for a read still under way), so they close as this returns.
+        // From `deinit` the watcher is not waited for; they close when it lets go of them.
         if waitingForWatcher { watchQueue.sync {} }
-        Self.closeDescriptor(wake.read)
-        Self.closeDescriptor(wake.write)
-        if owns { Self.closeDescriptor(fd) }
     }
 
-    /// Keeps `whenReadable` and polls for `fd` in the background; calls it (off the watch
+    /// Keeps `whenReadable` and polls `descriptor` in the background; calls it (off the watch
     /// queue, so it may call back into this source) once bytes, the end or an error are there.
-    private func watch(_ fd: Int32, _ whenReadable: @escaping @Sendable () -> Void) {
+    private func watch(_ descriptor: FileDescriptor, _ whenReadable: @escaping @Sendable () -> Void) {
         let wake = state.withLock { state in
             state.waiter = whenReadable
-            return state.wake.read
+            return state.wake?.read
         }
+        guard let wake else { return }
         watchQueue.async { [weak self] in
-            var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            while poll(&descriptors, 2, -1) < 0 && errno == EINTR {}
-            guard descriptors[1].revents == 0, let self else { return }
+            // A failed poll calls back too: the next read reports the error.
+            let readiness = descriptor.poll(for: .readable, orWakeUpFrom: wake, milliseconds: -1)
+            if case .success(let readiness) = readiness, readiness.isWokenUp { return }
+            guard let self else { return }
             let waiter = self.state.withLock { state in
                 defer { state.waiter = nil }
                 return state.waiter
             }
             if let waiter { DispatchQueue.global().async { waiter() } }
         }
-    }
-
-    /// Whether a read of `fd` would return at once: bytes, the end, or an error are pending.
-    private static func isReadable(_ fd: Int32) -> Bool {
-        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while true {
-            let ready = poll(&descriptor, 1, 0)
-            if ready >= 0 { return ready > 0 }
-            if errno != EINTR { return true }  // let the read report the error
-        }
-    }
-
-    /// Closes a descriptor this source owns; not retried on EINTR, which could close a number
-    /// reused meanwhile.
-    private static func closeDescriptor(_ fd: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(fd)
-        #elseif canImport(Musl)
-        _ = Musl.close(fd)
-        #endif
     }
 }

@@ -1,3 +1,4 @@
+internal import SystemCalls
 import Synchronization
 
 /// One open version of a ``DirectoryAssetStore`` asset: a descriptor of the file as it was
@@ -56,7 +57,7 @@ final class DirectoryAssetRepresentation: AssetRepresentation {
     }
 
     private func pathStillNamesOpenedFile() -> Bool {
-        guard case .success(let now) = Syscall.linkStatus(path) else { return false }
+        guard case .success(let now) = FileSystem.linkStatus(atPath: path) else { return false }
         return now.st_dev == file.status.st_dev && now.st_ino == file.status.st_ino
     }
 }

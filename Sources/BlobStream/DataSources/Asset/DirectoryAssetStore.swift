@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+internal import SystemCalls
 
 /// An ``AssetStore`` that works anywhere: a library folder in which each asset is the regular
 /// file `DIRECTORY/ID`, under a stable identifier the store chose when the file was imported.
@@ -31,10 +32,10 @@ public final class DirectoryAssetStore: AssetStore {
     ///   created or is not a directory.
     public init(directory: String) throws(AssetStoreError) {
         let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
-        if case .failure(let error) = Syscall.fileStatus(atPath: absolute), error.rawValue == ENOENT {
+        if case .failure(let error) = FileSystem.status(atPath: absolute), error.rawValue == ENOENT {
             try? FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true)
         }
-        switch Syscall.fileStatus(atPath: absolute) {
+        switch FileSystem.status(atPath: absolute) {
         case .failure(let error):
             throw .system(path: absolute, operation: "create the library folder", errno: error.rawValue)
         case .success(let status) where !status.isDirectory:
@@ -65,7 +66,7 @@ public final class DirectoryAssetStore: AssetStore {
 
     private func representation(of identifier: String) throws(AssetStoreError) -> any AssetRepresentation {
         let path = try path(of: identifier)
-        switch Syscall.openRegularFile(path, followFinalLink: false) {
+        switch OpenedFile.open(path, followFinalLink: false) {
         case .success(let file):
             return DirectoryAssetRepresentation(file: file, path: path)
         case .failure(.system(let operation, let error)):
@@ -104,17 +105,17 @@ public final class DirectoryAssetStore: AssetStore {
     ///   ``AssetStoreError/system(path:operation:errno:)``.
     public func remove(identifier: String) throws(AssetStoreError) {
         let path = try existingAssetPath(identifier)
-        if let error = Syscall.unlink(path) {
+        if let error = FileSystem.unlink(path) {
             throw Self.lookupError(error, identifier: identifier, path: path, operation: "unlink")
         }
     }
 
     private func existingAssetPath(_ identifier: String) throws(AssetStoreError) -> String {
         let path = try path(of: identifier)
-        switch Syscall.linkStatus(path) {
+        switch FileSystem.linkStatus(atPath: path) {
         case .failure(let error):
             throw Self.lookupError(error, identifier: identifier, path: path, operation: "lstat")
-        case .success(let status) where (status.st_mode & S_IFMT) == S_IFLNK:
+        case .success(let status) where status.isSymbolicLink:
             throw Self.symbolicLink(identifier)
         case .success(let status) where !status.isRegularFile:
             throw .notRegularFile(path: path, kind: status.kind)
@@ -127,7 +128,7 @@ public final class DirectoryAssetStore: AssetStore {
     /// `destination`, removing the temporary file on any failure.
     private func install(fileAt source: String, as destination: String) throws(AssetStoreError) {
         let input: FileDescriptor
-        switch Syscall.openRegularFile(source) {
+        switch OpenedFile.open(source) {
         case .success(let file): input = file.descriptor
         case .failure(.system(let operation, let error)): throw .system(path: source, operation: operation, errno: error.rawValue)
         case .failure(.isDirectory): throw .unsupportedFile(path: source, reason: "it is a directory")
@@ -135,7 +136,7 @@ public final class DirectoryAssetStore: AssetStore {
         }
         let temporary = directory + "/.import-" + UUID().uuidString.lowercased()
         var failure: AssetStoreError?
-        switch Syscall.createExclusive(temporary) {
+        switch FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions: 0o644) {
         case .failure(let error):
             throw .system(path: temporary, operation: "create", errno: error.rawValue)
         case .success(let output):
@@ -145,11 +146,11 @@ public final class DirectoryAssetStore: AssetStore {
                 failure = .system(path: temporary, operation: "fsync", errno: error.rawValue)
             }
         }
-        if failure == nil, let error = Syscall.rename(temporary, to: destination) {
+        if failure == nil, let error = FileSystem.rename(temporary, to: destination) {
             failure = .system(path: destination, operation: "rename", errno: error.rawValue)
         }
         if let failure {
-            _ = Syscall.unlink(temporary)
+            _ = FileSystem.unlink(temporary)
             throw failure
         }
     }

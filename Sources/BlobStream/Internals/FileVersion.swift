@@ -5,8 +5,9 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+internal import SystemCalls
 
-/// What a file's status says about its type and its version.
+/// What a file's status says about its version.
 ///
 /// A version is the device, inode, size, modification time and status-change time. The change
 /// time matters because the modification time can be set back (`touch -d`, `rsync --inplace
@@ -20,45 +21,6 @@ import Darwin
 /// size within the tick of the open can go unseen. Nothing cheaper than reading the bytes again
 /// can tell more.
 extension stat {
-    /// Whether this is a directory.
-    var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
-    /// Whether this is a regular file.
-    var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
-
-    /// What kind of file this is, in the words of ``BlobStreamError/notRegularFile(path:kind:)``:
-    /// "FIFO", "socket", "character device", "block device", "symbolic link", "directory",
-    /// "regular file".
-    var kind: String {
-        switch st_mode & S_IFMT {
-        case S_IFIFO: return "FIFO"
-        case S_IFSOCK: return "socket"
-        case S_IFCHR: return "character device"
-        case S_IFBLK: return "block device"
-        case S_IFLNK: return "symbolic link"
-        case S_IFDIR: return "directory"
-        case S_IFREG: return "regular file"
-        default: return "special file"
-        }
-    }
-
-    /// The time of the last change of the bytes (which can be set back by anyone who may write).
-    var modificationTime: timespec {
-        #if canImport(Darwin)
-        st_mtimespec
-        #else
-        st_mtim
-        #endif
-    }
-
-    /// The time of the last change of the bytes or the metadata (which only the kernel sets).
-    var statusChangeTime: timespec {
-        #if canImport(Darwin)
-        st_ctimespec
-        #else
-        st_ctim
-        #endif
-    }
-
     /// Device, inode, size, modification and status-change time: the version of the file, as
     /// ``BlobSourceDescription/identity`` reports it. Equal tokens mean no change was stamped.
     var versionToken: String {
