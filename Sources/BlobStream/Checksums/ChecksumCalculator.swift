@@ -77,7 +77,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     ///   reaching `.atEnd` or the calculator was used before.
     public func digest(
         of stream: InputStream,
-        progress: ((ChecksumProgress) -> Void)? = nil
+        progress: ((TransferProgress) -> Void)? = nil
     ) throws(BlobStreamError) -> ChecksumDigest {
         if Self.eventSource(of: stream) != nil {
             return try waitForEvents(of: stream, progress: progress)
@@ -140,11 +140,11 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     }
 
     /// Reports `done` bytes unless the outcome is already out.
-    func reportProgress(_ progress: ((ChecksumProgress) -> Void)?, done: Int64, total: Int64?) {
+    func reportProgress(_ progress: ((TransferProgress) -> Void)?, done: Int64, total: Int64?) {
         guard let progress else { return }
         lock.withLock {
             guard phase == .running, !cancelRequested else { return }
-            progress(ChecksumProgress(completedBytes: done, totalBytes: total))
+            progress(TransferProgress(completedBytes: done, totalBytes: total))
         }
     }
 
@@ -170,7 +170,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     /// The blocking loop: open, read while the stream has bytes, require `.atEnd`. Reads stay
     /// on the calling thread; for more than a few buffers' worth, hashing moves to a
     /// ``HashingPipeline`` worker so that reading and hashing overlap.
-    func readToEnd(_ stream: InputStream, progress: ((ChecksumProgress) -> Void)?) throws(BlobStreamError) -> ChecksumDigest {
+    func readToEnd(_ stream: InputStream, progress: ((TransferProgress) -> Void)?) throws(BlobStreamError) -> ChecksumDigest {
         if stream.streamStatus == .notOpen { stream.open() }
         guard stream.streamStatus == .open || stream.streamStatus == .atEnd else {
             throw failure(of: stream, afterBytes: 0)

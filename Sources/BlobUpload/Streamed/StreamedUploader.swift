@@ -89,14 +89,14 @@ public final class StreamedUploader: Sendable {
         method: String = "PUT",
         headers: [String: String] = [:],
         expectedLength: Int64? = nil,
-        progress: (@Sendable (UploadProgress) -> Void)? = nil
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
         var request = URLRequest(url: url)
         request.httpMethod = method
         try HeaderFieldCheck.apply(headers, to: &request)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
-            probe.startReporting { progress(UploadProgress(completedBytes: $0, totalBytes: expectedLength)) }
+            probe.startReporting { progress(TransferProgress(completedBytes: $0, totalBytes: expectedLength)) }
         }
         defer { ticker?.cancel() }
         let reply: HTTPReply
@@ -121,7 +121,7 @@ public final class StreamedUploader: Sendable {
         }
         ticker?.cancel()
         if let progress, let sent = probe.bytesRead {
-            progress(UploadProgress(completedBytes: sent, totalBytes: expectedLength))
+            progress(TransferProgress(completedBytes: sent, totalBytes: expectedLength))
         }
         return HTTPUploadResponse(
             url: url, statusCode: reply.statusCode, headers: reply.headers, body: reply.body, bytesSent: probe.bytesRead)

@@ -54,7 +54,7 @@ final class TusUpload {
             try await createUpload()
         }
         startOffset = offset
-        emit(.progress(UploadProgress(completedBytes: offset, totalBytes: length)))
+        emit(.progress(TransferProgress(completedBytes: offset, totalBytes: length)))
         while offset < length {
             if Task.isCancelled { throw .cancelled }
             try await reader.prepareChunk(at: offset)
@@ -200,7 +200,7 @@ final class TusUpload {
             mismatches = 0
         }
         offset = confirmed
-        emit(.progress(UploadProgress(completedBytes: offset, totalBytes: length)))
+        emit(.progress(TransferProgress(completedBytes: offset, totalBytes: length)))
     }
 
     /// Decides whether a failed PATCH is worth another try, waits if it is, and learns the
@@ -253,7 +253,7 @@ final class TusUpload {
         restarts += 1
         emit(.restarting(goneURL: goneURL))
         try await createUpload()
-        emit(.progress(UploadProgress(completedBytes: 0, totalBytes: length)))
+        emit(.progress(TransferProgress(completedBytes: 0, totalBytes: length)))
     }
 
     // MARK: Retrying
