@@ -34,7 +34,7 @@ extension ChecksumCalculator {
             try claim(stream)
             guard stream.streamStatus == .notOpen else {
                 throw BlobStreamError.sourceFailed(
-                    resource: stream.checksumResourceName,
+                    resource: stream.blobResourceName,
                     reason: "an asynchronous stream must reach the calculator unopened, or its first events are lost"
                 )
             }
@@ -87,7 +87,7 @@ extension ChecksumCalculator {
         guard let run = lock.withLock({ phase == .running ? eventRun : nil }) else { return }
         switch eventCode {
         case .openCompleted:
-            run.total = run.stream.checksumRemainingLength
+            run.total = run.stream.knownRemainingLength
         case .hasBytesAvailable, .endEncountered:
             drain(run)
         case .errorOccurred:
@@ -127,7 +127,7 @@ extension ChecksumCalculator {
                 reportProgress(run.progress, done: run.done, total: run.total)
                 continue
             }
-            if count < 0 && stream.checksumTypedError?.isWouldBlock == true {
+            if count < 0 && stream.typedError?.isWouldBlock == true {
                 // Not an error: the next `.hasBytesAvailable` resumes.
                 return
             }

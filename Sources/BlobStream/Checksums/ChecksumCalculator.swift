@@ -113,7 +113,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         }
         if let run {
             run.detach()
-        } else if let stream, stream.checksumClosesFromAnyThread {
+        } else if let stream, stream.canCloseFromAnyThread {
             stream.close()
         }
         completion?(.failure(.cancelled))
@@ -127,7 +127,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         defer { lock.unlock() }
         guard phase == .unused else {
             throw BlobStreamError.sourceFailed(
-                resource: stream.checksumResourceName,
+                resource: stream.blobResourceName,
                 reason: "this ChecksumCalculator was used before; create one per digest"
             )
         }
@@ -153,7 +153,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     /// Why reading `stream` stopped after `done` bytes without reaching its end.
     func failure(of stream: InputStream, afterBytes done: Int64) -> BlobStreamError {
         if isCancelled { return .cancelled }
-        if let error = stream.checksumTypedError { return error }
+        if let error = stream.typedError { return error }
         switch stream.streamStatus {
         case .closed:
             return .closed
@@ -161,7 +161,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
             return .notOpen
         default:
             return .sourceFailed(
-                resource: stream.checksumResourceName,
+                resource: stream.blobResourceName,
                 reason: "the stream stopped after \(done) bytes without reaching its end"
             )
         }
@@ -175,7 +175,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         guard stream.streamStatus == .open || stream.streamStatus == .atEnd else {
             throw failure(of: stream, afterBytes: 0)
         }
-        let total = stream.checksumRemainingLength
+        let total = stream.knownRemainingLength
         if let total, total <= Int64(4 * bufferSize) {
             var checksum = algorithm.makeChecksum()
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 64)
