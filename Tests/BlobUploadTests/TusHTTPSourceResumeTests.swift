@@ -41,4 +41,28 @@ import Testing
         #expect(statistics.map(\.requests) == [1], "one source, whose one GET starts at the server's offset")
         #expect(statistics.map(\.bytesReceived) == [Int64(size - 700_001)], "no byte before the offset is downloaded")
     }
+
+    /// The stream that learns the length opens at the server's offset; a source that ends
+    /// before it still fails with the length mismatch, not with the server's 416.
+    @Test func anHTTPSourceShorterThanTheServersOffsetIsALengthMismatch() async throws {
+        try TestServers.requireTus()
+        try TestServers.requireNginx()
+        let directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "tus-http-short")
+        defer { TempFiles.remove(directory) }
+        let path = directory + "/blob.bin"
+        try TempFiles.writeRandomFile(atPath: path, size: 100_000, seed: 32)
+        let url = try TestServers.nginxURL(forFileAtPath: path)
+
+        let client = TusClient(endpoint: TestServers.tusFilesURL)
+        let uploadURL = try await client.create(
+            length: 500_000, metadata: ["filename": "blob.bin", "filetype": "application/octet-stream"])
+        defer { TestServers.removeUploads([uploadURL]) }
+        #expect(try await sendRawPatch(Data(count: 200_000), at: 0, to: uploadURL) == 204)
+
+        let expected = BlobUploadError.lengthMismatch(url: uploadURL.absoluteString, serverLength: 500_000, sourceLength: 100_000)
+        await #expect(throws: expected) {
+            _ = try await client.upload(.dataSource(name: url.absoluteString) { HTTPDataSource(url: url) }, resuming: uploadURL)
+        }
+        #expect(try await client.status(of: uploadURL).offset == 200_000)
+    }
 }

@@ -39,8 +39,8 @@ import Synchronization
 /// A server that ignores `Range` and answers `200` with the whole blob of the pinned version is
 /// handled by skipping the bytes before the wanted offset (they are downloaded again after every
 /// reconnect). `416` at exactly the end of the blob means there is nothing more (the validators
-/// it names, if any, must be the pinned ones); one that names a length below the wanted offset
-/// (a reader that starts past the end) is ``BlobStreamError/invalidOffset(resource:offset:length:)``;
+/// it names, if any, must be the pinned ones); one that answers the first request, opened past
+/// the end, with the blob's length is ``BlobStreamError/invalidOffset(resource:offset:length:)``;
 /// any other `416`, and every other status but `200` and `206` (after redirects), fails with
 /// ``BlobStreamError/httpStatus(url:statusCode:)``.
 /// Redirects are followed (the source only sends `GET`), at most ten; `Authorization`,
