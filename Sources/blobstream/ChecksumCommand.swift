@@ -97,11 +97,7 @@ enum ChecksumCommand: Command {
         offset: Int64,
         console: Console
     ) throws(BlobStreamError) -> ChecksumDigest {
-        if offset > 0 {
-            guard stream.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey) else {
-                throw BlobStreamError.invalidOffset(resource: name, offset: offset, length: nil)
-            }
-        }
+        if offset > 0 { try stream.seek(to: offset) }
         let calculator = ChecksumCalculator(algorithm: algorithm)
         guard console.standardErrorIsTerminal else { return try calculator.digest(of: stream) }
         let bar = ProgressBar(console: console, label: name)

@@ -28,6 +28,7 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     private var isOpen = false
     private var running = 0
     private var log: [Call] = []
+    private var openedAt: [Int64?] = []
     private var misuse: [String] = []
     private var identities: [String?]
     private var confirmAnswer: BlobStreamError?
@@ -60,6 +61,8 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
 
     /// Every call so far, in order.
     public var calls: [Call] { lock.withLock { log } }
+    /// The offset each open named, in order: `nil` for an ``open(completion:)`` that named none.
+    public var openOffsets: [Int64?] { lock.withLock { openedAt } }
     /// The reads so far.
     public var reads: [Call] { calls.filter { if case .read = $0 { return true } else { return false } } }
     /// Descriptions of calls that broke the contract: a read or confirm while closed, or two
@@ -89,6 +92,19 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     }
 
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        lock.withLock { openedAt.append(nil) }
+        openNow(completion: completion)
+    }
+
+    /// Records `offset`, then opens as ``open(completion:)`` does.
+    public func open(
+        at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
+        lock.withLock { openedAt.append(offset) }
+        openNow(completion: completion)
+    }
+
+    private func openNow(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         let description = enter(.open) { () -> BlobSourceDescription? in
             guard opensComplete else { return nil }
             isOpen = true

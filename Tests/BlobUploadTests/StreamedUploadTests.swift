@@ -14,14 +14,14 @@ import Testing
         let name = "put-\(UUID().uuidString).bin"
         let stored = TestServers.uploadRoot + "/" + name
         defer { TempFiles.remove(stored) }
-        let seen = EventLog<UploadProgress>()
+        let seen = EventLog<TransferProgress>()
         let response = try await StreamedUploader().upload(
             BlobInputStream(fileAtPath: path), to: TestServers.uploadURL.appendingPathComponent(name),
             expectedLength: Int64(size)) { seen.append($0) }
         #expect((200..<300).contains(response.statusCode))
         #expect(response.bytesSent == Int64(size))
         #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: path))
-        #expect(seen.all.last == UploadProgress(completedBytes: Int64(size), totalBytes: Int64(size)))
+        #expect(seen.all.last == TransferProgress(completedBytes: Int64(size), totalBytes: Int64(size)))
     }
 
     @Test func refusesA307ThatWouldResendTheBody() async throws {

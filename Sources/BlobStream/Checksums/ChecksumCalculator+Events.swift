@@ -23,7 +23,7 @@ extension ChecksumCalculator {
     public func start(
         _ stream: InputStream,
         delivery: Delivery,
-        progress: (@Sendable (ChecksumProgress) -> Void)? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ChecksumDigest, BlobStreamError>) -> Void
     ) {
         guard let source = Self.eventSource(of: stream) else {
@@ -34,7 +34,7 @@ extension ChecksumCalculator {
             try claim(stream)
             guard stream.streamStatus == .notOpen else {
                 throw BlobStreamError.sourceFailed(
-                    resource: stream.checksumResourceName,
+                    resource: stream.blobResourceName,
                     reason: "an asynchronous stream must reach the calculator unopened, or its first events are lost"
                 )
             }
@@ -69,7 +69,7 @@ extension ChecksumCalculator {
     public func digest(
         of stream: InputStream,
         delivery: Delivery? = nil,
-        progress: (@Sendable (ChecksumProgress) -> Void)? = nil
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobStreamError) -> ChecksumDigest {
         let target = delivery ?? .queue(DispatchQueue(label: "BlobStream.ChecksumCalculator"))
         let outcome = await withTaskCancellationHandler {
@@ -87,7 +87,7 @@ extension ChecksumCalculator {
         guard let run = lock.withLock({ phase == .running ? eventRun : nil }) else { return }
         switch eventCode {
         case .openCompleted:
-            run.total = run.stream.checksumRemainingLength
+            run.total = run.stream.knownRemainingLength
         case .hasBytesAvailable, .endEncountered:
             drain(run)
         case .errorOccurred:
@@ -127,7 +127,7 @@ extension ChecksumCalculator {
                 reportProgress(run.progress, done: run.done, total: run.total)
                 continue
             }
-            if count < 0 && stream.checksumTypedError?.isWouldBlock == true {
+            if count < 0 && stream.typedError?.isWouldBlock == true {
                 // Not an error: the next `.hasBytesAvailable` resumes.
                 return
             }
@@ -158,7 +158,7 @@ extension ChecksumCalculator {
     private func readInBackground(
         _ stream: InputStream,
         delivery: Delivery,
-        progress: (@Sendable (ChecksumProgress) -> Void)?,
+        progress: (@Sendable (TransferProgress) -> Void)?,
         completion: @escaping @Sendable (Result<ChecksumDigest, BlobStreamError>) -> Void
     ) {
         let queue: DispatchQueue
@@ -181,7 +181,7 @@ extension ChecksumCalculator {
     /// Blocks until an event-driven calculation on a private queue is done.
     func waitForEvents(
         of stream: InputStream,
-        progress: ((ChecksumProgress) -> Void)?
+        progress: ((TransferProgress) -> Void)?
     ) throws(BlobStreamError) -> ChecksumDigest {
         let done = DispatchSemaphore(value: 0)
         let outcome = ResultBox()
@@ -207,7 +207,7 @@ final class EventRun: @unchecked Sendable {
     var checksum: any Checksum
     let buffer: UnsafeMutableRawPointer
     let bufferSize: Int
-    let progress: (@Sendable (ChecksumProgress) -> Void)?
+    let progress: (@Sendable (TransferProgress) -> Void)?
     private var completion: Completion?
     /// Keeps the calculator alive while the stream holds it only weakly as its delegate.
     private var calculator: ChecksumCalculator?
@@ -217,7 +217,7 @@ final class EventRun: @unchecked Sendable {
 
     init(
         stream: InputStream, source: BlobInputStream, checksum: any Checksum, bufferSize: Int,
-        progress: (@Sendable (ChecksumProgress) -> Void)?, completion: @escaping Completion,
+        progress: (@Sendable (TransferProgress) -> Void)?, completion: @escaping Completion,
         calculator: ChecksumCalculator
     ) {
         self.stream = stream

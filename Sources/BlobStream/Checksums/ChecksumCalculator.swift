@@ -77,7 +77,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     ///   reaching `.atEnd` or the calculator was used before.
     public func digest(
         of stream: InputStream,
-        progress: ((ChecksumProgress) -> Void)? = nil
+        progress: ((TransferProgress) -> Void)? = nil
     ) throws(BlobStreamError) -> ChecksumDigest {
         if Self.eventSource(of: stream) != nil {
             return try waitForEvents(of: stream, progress: progress)
@@ -113,7 +113,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         }
         if let run {
             run.detach()
-        } else if let stream, stream.checksumClosesFromAnyThread {
+        } else if let stream, stream.canCloseFromAnyThread {
             stream.close()
         }
         completion?(.failure(.cancelled))
@@ -127,7 +127,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         defer { lock.unlock() }
         guard phase == .unused else {
             throw BlobStreamError.sourceFailed(
-                resource: stream.checksumResourceName,
+                resource: stream.blobResourceName,
                 reason: "this ChecksumCalculator was used before; create one per digest"
             )
         }
@@ -140,11 +140,11 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     }
 
     /// Reports `done` bytes unless the outcome is already out.
-    func reportProgress(_ progress: ((ChecksumProgress) -> Void)?, done: Int64, total: Int64?) {
+    func reportProgress(_ progress: ((TransferProgress) -> Void)?, done: Int64, total: Int64?) {
         guard let progress else { return }
         lock.withLock {
             guard phase == .running, !cancelRequested else { return }
-            progress(ChecksumProgress(completedBytes: done, totalBytes: total))
+            progress(TransferProgress(completedBytes: done, totalBytes: total))
         }
     }
 
@@ -153,7 +153,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     /// Why reading `stream` stopped after `done` bytes without reaching its end.
     func failure(of stream: InputStream, afterBytes done: Int64) -> BlobStreamError {
         if isCancelled { return .cancelled }
-        if let error = stream.checksumTypedError { return error }
+        if let error = stream.typedError { return error }
         switch stream.streamStatus {
         case .closed:
             return .closed
@@ -161,7 +161,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
             return .notOpen
         default:
             return .sourceFailed(
-                resource: stream.checksumResourceName,
+                resource: stream.blobResourceName,
                 reason: "the stream stopped after \(done) bytes without reaching its end"
             )
         }
@@ -170,12 +170,12 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
     /// The blocking loop: open, read while the stream has bytes, require `.atEnd`. Reads stay
     /// on the calling thread; for more than a few buffers' worth, hashing moves to a
     /// ``HashingPipeline`` worker so that reading and hashing overlap.
-    func readToEnd(_ stream: InputStream, progress: ((ChecksumProgress) -> Void)?) throws(BlobStreamError) -> ChecksumDigest {
+    func readToEnd(_ stream: InputStream, progress: ((TransferProgress) -> Void)?) throws(BlobStreamError) -> ChecksumDigest {
         if stream.streamStatus == .notOpen { stream.open() }
         guard stream.streamStatus == .open || stream.streamStatus == .atEnd else {
             throw failure(of: stream, afterBytes: 0)
         }
-        let total = stream.checksumRemainingLength
+        let total = stream.knownRemainingLength
         if let total, total <= Int64(4 * bufferSize) {
             var checksum = algorithm.makeChecksum()
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 64)

@@ -18,7 +18,7 @@ import Foundation
 /// Changing the offset (`.fileCurrentOffsetKey`) is refused once bytes have been hashed,
 /// because the digest would no longer describe one contiguous range. Members may be called
 /// from any thread the base allows.
-public final class HashingInputStream: InputStream, StreamDelegate {
+public final class HashingInputStream: InputStream, PositionedInputStream, StreamDelegate {
     /// The stream whose bytes are passed through.
     public let base: InputStream
 
@@ -55,10 +55,10 @@ public final class HashingInputStream: InputStream, StreamDelegate {
     ///   if it has not been read to its end yet (never a digest of partial data).
     public func digest() throws(BlobStreamError) -> ChecksumDigest {
         if let error = blobError, base.streamStatus == .error { throw error }
-        let complete = base.streamStatus == .atEnd || base.checksumRemainingLength == 0
+        let complete = base.streamStatus == .atEnd || base.knownRemainingLength == 0
         guard complete else {
             throw BlobStreamError.sourceFailed(
-                resource: base.checksumResourceName,
+                resource: base.blobResourceName,
                 reason: "the stream was not read to its end (\(bytesHashed) bytes hashed); the digest would cover part of it"
             )
         }
@@ -66,7 +66,39 @@ public final class HashingInputStream: InputStream, StreamDelegate {
     }
 
     /// The base's error in typed form.
-    public var blobError: BlobStreamError? { base.checksumTypedError }
+    public var blobError: BlobStreamError? { base.typedError }
+
+    // MARK: PositionedInputStream
+
+    /// The base's resource name, or "input stream" when the base cannot tell.
+    public var resourceName: String { base.blobResourceName }
+
+    /// The base's length, when it is a ``PositionedInputStream`` that knows it.
+    public var length: Int64? { base.positioned?.length }
+
+    /// The base's offset; over a stream that cannot tell, the bytes passed on so far (it is
+    /// read from where it stood at the first read).
+    public var offset: Int64 { base.positioned?.offset ?? bytesHashed }
+
+    /// Whether the base may be closed from any thread.
+    public var closesFromAnyThread: Bool { base.canCloseFromAnyThread }
+
+    /// Moves the base to `offset`, before any byte has been hashed.
+    /// - Throws: ``BlobStreamError/sourceFailed(resource:reason:)`` once bytes have been hashed
+    ///   (the digest would no longer describe one contiguous range) or when the base cannot
+    ///   seek; otherwise whatever the base's seek throws.
+    public func seek(to offset: Int64) throws(BlobStreamError) {
+        let hashed = bytesHashed
+        guard hashed == 0 else {
+            throw .sourceFailed(
+                resource: resourceName,
+                reason: "cannot move to offset \(offset) after \(hashed) bytes were hashed; the digest would cover two ranges")
+        }
+        guard let positioned = base.positioned else {
+            throw .sourceFailed(resource: resourceName, reason: "the wrapped stream cannot move to offset \(offset)")
+        }
+        try positioned.seek(to: offset)
+    }
 
     // MARK: InputStream
 

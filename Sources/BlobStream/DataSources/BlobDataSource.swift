@@ -85,6 +85,18 @@ public protocol BlobDataSource: AnyObject, Sendable {
     /// on any thread, with the blob's description or the reason it could not be opened.
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void)
 
+    /// Opens (or reopens) the source, as ``open(completion:)`` does, for a reader whose first
+    /// read will be at `offset`: the offset a stream was positioned at before its open (a
+    /// resumed upload), or the one it had reached when it reopens.
+    ///
+    /// Positional sources (files, assets, memory) need not care, and the default calls
+    /// ``open(completion:)``. A source that has to start slow work at some offset (an HTTP
+    /// source's first request) starts it here, rather than at 0 only to restart it when the
+    /// first read asks for another offset.
+    func open(
+        at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    )
+
     /// Copies bytes that start at `offset` into `buffer` without waiting for slow work.
     /// - Parameters:
     ///   - buffer: Where to write; never empty. Valid only during the call.
@@ -133,6 +145,13 @@ public protocol BlobDataSource: AnyObject, Sendable {
 }
 
 extension BlobDataSource {
+    /// Calls ``open(completion:)``: a positional source reads any offset equally well.
+    public func open(
+        at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
+        open(completion: completion)
+    }
+
     /// 64 KiB: the size of URLSession's reads, which then go straight into the caller's buffer.
     public var preferredBlockSize: Int { 64 * 1024 }
 

@@ -12,10 +12,11 @@ extension BlobInputStream {
         state.blockSize = configuredBlockSize
         cache = BlockCache(capacity: configuredBlockSize)
         state.sourceCallsInFlight += 1
+        let startOffset = state.offset
         lock.unlock()
 
         let stream = WeakReference(self)
-        dataSource.open { result in stream.object?.sourceDidOpen(result) }
+        dataSource.open(at: startOffset) { result in stream.object?.sourceDidOpen(result) }
 
         lock.lock()
         endSourceCall()
@@ -115,10 +116,11 @@ extension BlobInputStream {
         state.reopenError = nil
         state.generation += 1
         state.sourceCallsInFlight += 1
+        let offset = state.offset
         lock.unlock()
         closeSource()
         let stream = WeakReference(self)
-        dataSource.open { result in stream.object?.sourceDidReopen(result) }
+        dataSource.open(at: offset) { result in stream.object?.sourceDidReopen(result) }
         lock.lock()
         endSourceCall()
         return nil

@@ -21,8 +21,18 @@ extension BlobInputStream {
 
     /// Moves to `newOffset`: before the open, where the first read starts; after it, a seek.
     /// See the type's documentation for what is refused and which events follow.
-    func seek(to newOffset: Int64) -> Bool {
-        guard newOffset >= 0 else { return false }
+    /// - Throws: ``BlobStreamError/invalidOffset(resource:offset:length:)`` for a negative
+    ///   offset or one past a known length, ``BlobStreamError/closed`` after `close()`, and the
+    ///   stream's own error once it failed.
+    public func seek(to newOffset: Int64) throws(BlobStreamError) {
+        if let refusal = move(to: newOffset) { throw refusal }
+    }
+
+    /// The seek; returns why it was refused, or `nil` once done.
+    func move(to newOffset: Int64) -> BlobStreamError? {
+        guard newOffset >= 0 else {
+            return .invalidOffset(resource: dataSource.resourceName, offset: newOffset, length: length)
+        }
         readerLock.lock()
         defer { readerLock.unlock() }
         lock.lock()
@@ -30,16 +40,16 @@ extension BlobInputStream {
         case .notOpen, .opening:
             state.offset = newOffset
             lock.unlock()
-            return true
+            return nil
         case .open, .atEnd:
             if let length = state.knownLength, newOffset > length {
                 lock.unlock()
-                return false
+                return .invalidOffset(resource: dataSource.resourceName, offset: newOffset, length: length)
             }
             if state.status == .atEnd, newOffset == state.offset {
                 // Already there: the pass has ended and said so once.
                 lock.unlock()
-                return true
+                return nil
             }
             cache.discard()
             state.offset = newOffset
@@ -54,10 +64,14 @@ extension BlobInputStream {
             }
             lock.unlock()
             if needsRefill { scheduleRefill() }
-            return true
+            return nil
+        case .error:
+            let error = state.error ?? .closed
+            lock.unlock()
+            return error
         default:
             lock.unlock()
-            return false
+            return .closed
         }
     }
 }

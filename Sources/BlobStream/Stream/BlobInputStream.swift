@@ -63,7 +63,7 @@ import Foundation
 /// ## Threads
 /// Every member may be called from any thread. `close()` from another thread makes a blocked
 /// synchronous read return -1 promptly.
-public final class BlobInputStream: InputStream {
+public final class BlobInputStream: InputStream, PositionedInputStream {
     /// How the stream waits for its source.
     public enum Mode: Sendable {
         /// `open` and `read` block until the source answers. What URLSession needs.
@@ -136,6 +136,12 @@ public final class BlobInputStream: InputStream {
 
     /// The offset of the next byte `read` returns.
     public var offset: Int64 { lock.withLock { state.offset } }
+
+    /// The source's ``BlobDataSource/resourceName``: the path, URL or identifier.
+    public var resourceName: String { dataSource.resourceName }
+
+    /// Always `true`: `close()` may come from any thread and wakes a blocked read.
+    public var closesFromAnyThread: Bool { true }
 
     /// The typed form of ``streamError``.
     public var blobError: BlobStreamError? { lock.withLock { state.error ?? state.transientError } }
@@ -275,7 +281,7 @@ public final class BlobInputStream: InputStream {
     public override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool {
         guard key == .fileCurrentOffsetKey, let number = property as? NSNumber,
               let offset = Self.offset(from: number) else { return false }
-        return seek(to: offset)
+        return move(to: offset) == nil
     }
 
     // MARK: InputStream

@@ -23,6 +23,3 @@ public struct TransferProgress: Sendable, Hashable {
         return min(1, Double(completedBytes) / Double(totalBytes))
     }
 }
-
-/// The progress of a ``ChecksumCalculator``.
-public typealias ChecksumProgress = TransferProgress

@@ -72,15 +72,15 @@ final class ChunkReader: @unchecked Sendable {
     }
 
     /// Opens a stream at `offset`, allocates the buffers, and returns the source's length:
-    /// the declared one, or the one the opened ``BlobInputStream`` reports. A declared length
-    /// that a ``BlobInputStream`` contradicts fails with
+    /// the declared one, or the one the opened ``PositionedInputStream`` reports. A declared
+    /// length that a ``PositionedInputStream`` contradicts fails with
     /// ``BlobUploadError/lengthMismatch(url:serverLength:sourceLength:)``; a plain stream that
     /// yields more than it is checked when its last chunk is read. Buffers that cannot be
     /// allocated fail with ``BlobUploadError/invalidOption(name:reason:)``, never a trap.
     func start(at offset: Int64) async throws(BlobUploadError) -> Int64 {
         try await onQueue { reader throws(BlobUploadError) in
             try reader.reposition(to: offset)
-            let length = reader.source.length ?? (reader.stream as? BlobInputStream)?.length
+            let length = reader.source.length ?? (reader.stream as? any PositionedInputStream)?.length
             guard let length else { throw .lengthUnknown(source: reader.source.name) }
             reader.total = length
             try reader.allocateBuffers(for: length)
@@ -236,7 +236,7 @@ final class ChunkReader: @unchecked Sendable {
         current.count = 0
         prefetched = false
         if let open = stream, streamOffset != offset {
-            if let blob = open as? BlobInputStream, blob.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey) {
+            if let positioned = open as? any PositionedInputStream, (try? positioned.seek(to: offset)) != nil {
                 streamOffset = offset
             } else if streamOffset > offset {
                 closeStream()
@@ -254,7 +254,7 @@ final class ChunkReader: @unchecked Sendable {
                 throw failure
             }
             let declared = total ?? source.length
-            if let blob = positioned.stream as? BlobInputStream, let length = blob.length, let declared, length != declared {
+            if let opened = positioned.stream as? any PositionedInputStream, let length = opened.length, let declared, length != declared {
                 closeStream()
                 throw .lengthMismatch(url: source.name, serverLength: declared, sourceLength: length)
             }
@@ -307,7 +307,7 @@ final class ChunkReader: @unchecked Sendable {
     }
 
     private func streamFailure(_ stream: InputStream, at offset: Int64) -> BlobUploadError {
-        if let blob = stream as? BlobInputStream, let error = blob.blobError {
+        if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
             return .source(error)
         }
         let reason = stream.streamError?.localizedDescription ?? "the stream failed"
@@ -321,24 +321,25 @@ final class ChunkReader: @unchecked Sendable {
     }
 }
 
-/// Lets task cancellation stop a read that is blocked in a ``BlobInputStream``: its `close()`
-/// may be called from any thread and makes a waiting read return at once. A plain
-/// `InputStream` promises no such thing, so it is only checked between reads.
+/// Lets task cancellation stop a read that is blocked in a stream that may be closed from any
+/// thread (``PositionedInputStream/closesFromAnyThread``): that `close()` makes a waiting read
+/// return at once. Other streams promise no such thing, so they are only checked between reads.
 private final class Interrupter: @unchecked Sendable {
     private let lock = NSLock()
     private var interrupted = false
-    private var blob: BlobInputStream?
+    private var closable: InputStream?
 
     var isInterrupted: Bool { lock.withLock { interrupted } }
 
     func watch(_ stream: InputStream?) {
-        lock.withLock { blob = stream as? BlobInputStream }
+        let closable = (stream as? any PositionedInputStream)?.closesFromAnyThread == true ? stream : nil
+        lock.withLock { self.closable = closable }
     }
 
     func interrupt() {
-        let target = lock.withLock { () -> BlobInputStream? in
+        let target = lock.withLock { () -> InputStream? in
             interrupted = true
-            return blob
+            return closable
         }
         target?.close()
     }

@@ -6,7 +6,7 @@ import Foundation
 /// process — a single stream could only go forward.
 ///
 /// A ``BlobInputStream`` starts at an offset without reading the bytes before it
-/// (`Stream.PropertyKey.fileCurrentOffsetKey`); a plain `InputStream` is opened at its start
+/// (``BlobInputStream/seek(to:)`` before the open); a plain `InputStream` is opened at its start
 /// and the bytes before the offset are read and dropped.
 public struct UploadSource: Sendable {
     /// A name for messages and the default `filename` metadata: a path, a URL, an identifier.
@@ -47,8 +47,9 @@ public struct UploadSource: Sendable {
     ) -> UploadSource {
         UploadSource(name: name, length: length) { offset, pin in
             let stream = BlobInputStream(dataSource: PinnedDataSource(try makeDataSource(), pin: pin, offset: offset))
-            // Refused only for negative offsets; an offset past the end fails the open.
-            _ = stream.setProperty(NSNumber(value: offset), forKey: .fileCurrentOffsetKey)
+            // Before the open this only records where to start (an offset past the end fails
+            // the open); the offsets the upload asks for are never negative.
+            try stream.seek(to: offset)
             return Positioned(stream: stream, startOffset: offset)
         }
     }

@@ -46,8 +46,15 @@ final class PinnedDataSource: BlobDataSource {
     var preferredBlockSize: Int { base.preferredBlockSize }
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        open(at: offset, completion: completion)
+    }
+
+    /// Opens the base for a first read at `start`, and checks the version it reports.
+    func open(
+        at start: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
         let (pin, offset, name) = (self.pin, self.offset, base.resourceName)
-        base.open { result in
+        base.open(at: start) { result in
             if case .success(let description) = result,
                let change = pin.mismatch(description, resource: name, offset: offset) {
                 completion(.failure(change))

@@ -16,8 +16,8 @@ public struct HTTPUploadResponse: Sendable {
     public var headers: [String: String]
     /// The response body.
     public var body: Data
-    /// How many body bytes were read from a ``BlobInputStream`` body and sent, or `nil` for
-    /// another kind of stream, which cannot tell.
+    /// How many body bytes were read from a ``PositionedInputStream`` body (such as a
+    /// ``BlobInputStream``) and sent, or `nil` for another kind of stream, which cannot tell.
     public var bytesSent: Int64?
 }
 
@@ -59,8 +59,8 @@ public final class StreamedUploader: Sendable {
     ///
     /// The stream must not be open: URLSession opens it, and must read it to its end. When it
     /// ends with an error, when the server answers before URLSession read it to its end (the
-    /// stream is not `.atEnd`; for a ``BlobInputStream``, also not at its length), or when a
-    /// ``BlobInputStream`` yields another byte count than `expectedLength`, the upload fails
+    /// stream is not `.atEnd`; for a ``PositionedInputStream``, also not at its length), or when a
+    /// ``PositionedInputStream`` yields another byte count than `expectedLength`, the upload fails
     /// even if the server answered 2xx, because the server then has a truncated body.
     ///
     /// - Parameters:
@@ -69,10 +69,10 @@ public final class StreamedUploader: Sendable {
     ///   - method: The HTTP method, `PUT` by default.
     ///   - headers: Extra request headers (`Content-Type`, authorization).
     ///   - expectedLength: The body's length, when known: the progress total, and checked
-    ///     against the bytes a ``BlobInputStream`` body yielded.
+    ///     against the bytes a ``PositionedInputStream`` body yielded.
     ///   - progress: Called about ten times a second, on a private queue, with the bytes read
-    ///     from the body so far, and once more at the end. Only a ``BlobInputStream`` body can
-    ///     report them; for other streams it is never called.
+    ///     from the body so far, and once more at the end. Only a ``PositionedInputStream``
+    ///     body can report them; for other streams it is never called.
     /// - Returns: The 2xx answer.
     /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field with a CR,
     ///   LF or NUL, or a name that is not an HTTP token (nothing is sent then),
@@ -89,14 +89,14 @@ public final class StreamedUploader: Sendable {
         method: String = "PUT",
         headers: [String: String] = [:],
         expectedLength: Int64? = nil,
-        progress: (@Sendable (UploadProgress) -> Void)? = nil
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
         var request = URLRequest(url: url)
         request.httpMethod = method
         try HeaderFieldCheck.apply(headers, to: &request)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
-            probe.startReporting { progress(UploadProgress(completedBytes: $0, totalBytes: expectedLength)) }
+            probe.startReporting { progress(TransferProgress(completedBytes: $0, totalBytes: expectedLength)) }
         }
         defer { ticker?.cancel() }
         let reply: HTTPReply
@@ -121,7 +121,7 @@ public final class StreamedUploader: Sendable {
         }
         ticker?.cancel()
         if let progress, let sent = probe.bytesRead {
-            progress(UploadProgress(completedBytes: sent, totalBytes: expectedLength))
+            progress(TransferProgress(completedBytes: sent, totalBytes: expectedLength))
         }
         return HTTPUploadResponse(
             url: url, statusCode: reply.statusCode, headers: reply.headers, body: reply.body, bytesSent: probe.bytesRead)
@@ -135,22 +135,22 @@ public final class StreamedUploader: Sendable {
 /// truncated body would otherwise look like a complete one.
 private final class BodyProbe: @unchecked Sendable {
     // `stream` is looked at only after the transfer completed, when URLSession no longer
-    // touches it; `blob` (the same object) only through members that are thread-safe.
+    // touches it; `positioned` (the same object) only through members that are thread-safe.
     private let stream: InputStream
-    private let blob: BlobInputStream?
+    private let positioned: (any PositionedInputStream)?
 
     init(_ stream: InputStream) {
         self.stream = stream
-        blob = stream as? BlobInputStream
+        positioned = stream as? any PositionedInputStream
     }
 
-    /// The bytes read from a ``BlobInputStream`` body so far, or `nil` for another stream.
-    var bytesRead: Int64? { blob?.offset }
+    /// The bytes read from a ``PositionedInputStream`` body so far, or `nil` for another stream.
+    var bytesRead: Int64? { positioned?.offset }
 
     /// Calls `report` every 100 ms with ``bytesRead`` until the returned timer is cancelled;
     /// `nil` when the stream cannot tell.
     func startReporting(_ report: @escaping @Sendable (Int64) -> Void) -> DispatchSourceTimer? {
-        guard blob != nil else { return nil }
+        guard positioned != nil else { return nil }
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "BlobUpload.StreamedUploader.progress"))
         timer.schedule(deadline: .now() + 0.1, repeating: 0.1)
         timer.setEventHandler { [self] in
@@ -163,7 +163,7 @@ private final class BodyProbe: @unchecked Sendable {
     /// The body stream's own failure (status `.error`), if it had one.
     func sourceFailure(url: URL) -> BlobUploadError? {
         guard stream.streamStatus == .error else { return nil }
-        if let error = blob?.blobError {
+        if let error = positioned?.blobError {
             return .source(error)
         }
         let reason = stream.streamError?.localizedDescription ?? "the stream reported an error"
@@ -172,9 +172,9 @@ private final class BodyProbe: @unchecked Sendable {
 
     /// Why the finished transfer did not send the whole body, if it did not: the stream is
     /// not at its end (the server answered before URLSession read it all), or — for a
-    /// ``BlobInputStream`` — stopped short of its own length or of `expectedLength`.
+    /// ``PositionedInputStream`` — stopped short of its own length or of `expectedLength`.
     func incompleteness(method: String, url: URL, expectedLength: Int64?) -> BlobUploadError? {
-        let length = blob?.length
+        let length = positioned?.length
         let atEnd = stream.streamStatus == .atEnd && (length == nil || bytesRead == length)
         guard atEnd else {
             return .bodyIncomplete(

@@ -271,15 +271,15 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
 }
 
 /// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
-/// frees that queue: a ``BlobInputStream`` may be closed from any thread. Other streams
-/// promise no such thing and are left alone.
+/// frees that queue: a ``PositionedInputStream`` may say that it can be closed from any
+/// thread. Other streams promise no such thing and are left alone.
 private final class BodyInterrupter: @unchecked Sendable {
-    // Only ever closed, which BlobInputStream allows from any thread.
-    private let stream: BlobInputStream?
+    // Only ever closed, and only when the stream allows that from any thread.
+    private let stream: InputStream?
 
     init(_ body: HTTPBody) {
         if case .stream(let stream) = body {
-            self.stream = stream as? BlobInputStream
+            self.stream = (stream as? any PositionedInputStream)?.closesFromAnyThread == true ? stream : nil
         } else {
             stream = nil
         }

@@ -54,7 +54,7 @@ final class TusUpload {
             try await createUpload()
         }
         startOffset = offset
-        emit(.progress(UploadProgress(completedBytes: offset, totalBytes: length)))
+        emit(.progress(TransferProgress(completedBytes: offset, totalBytes: length)))
         while offset < length {
             if Task.isCancelled { throw .cancelled }
             try await reader.prepareChunk(at: offset)
@@ -138,13 +138,19 @@ final class TusUpload {
     /// The name compared is the one the upload would be created with (``TusUploadOptions/filename``
     /// when given), so a caller resumes a renamed file by giving its old name.
     private func requireMatch(_ status: TusUploadStatus, at url: URL) async throws(BlobUploadError) {
-        // A declared length needs no stream; otherwise one is opened at 0 to learn it, and
-        // moved to the offset only once the lengths agree.
+        // A declared length needs no stream; otherwise the stream the upload continues with is
+        // opened at the server's offset to learn it (a source that must fetch its bytes, such
+        // as an HTTP server, is then asked once, from there). Nothing is read before the
+        // lengths agree; a source that ends before the offset names its length in the error.
         let sourceLength: Int64
         if let declared = source.length {
             sourceLength = declared
         } else {
-            sourceLength = try await reader.start(at: 0)
+            do {
+                sourceLength = try await reader.start(at: status.offset)
+            } catch .source(.invalidOffset(_, _, let length?)) {
+                sourceLength = length
+            }
         }
         if status.length != sourceLength {
             throw .lengthMismatch(url: url.absoluteString, serverLength: status.length, sourceLength: sourceLength)
@@ -200,7 +206,7 @@ final class TusUpload {
             mismatches = 0
         }
         offset = confirmed
-        emit(.progress(UploadProgress(completedBytes: offset, totalBytes: length)))
+        emit(.progress(TransferProgress(completedBytes: offset, totalBytes: length)))
     }
 
     /// Decides whether a failed PATCH is worth another try, waits if it is, and learns the
@@ -253,7 +259,7 @@ final class TusUpload {
         restarts += 1
         emit(.restarting(goneURL: goneURL))
         try await createUpload()
-        emit(.progress(UploadProgress(completedBytes: 0, totalBytes: length)))
+        emit(.progress(TransferProgress(completedBytes: 0, totalBytes: length)))
     }
 
     // MARK: Retrying

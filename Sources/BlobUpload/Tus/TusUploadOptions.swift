@@ -1,3 +1,4 @@
+import BlobStream
 import Foundation
 
 /// How a tus upload behaves: chunking, metadata, checksums and how hard it tries.
@@ -91,7 +92,7 @@ public enum TusUploadEvent: Sendable, Hashable {
     /// An existing upload is being continued from `offset`.
     case resumed(uploadURL: URL, offset: Int64)
     /// The server has confirmed `progress.completedBytes` bytes.
-    case progress(UploadProgress)
+    case progress(TransferProgress)
     /// Request number `attempt` of a series failed with `error`; the client waits `delay`
     /// seconds, asks the server for its offset and continues from there.
     case retrying(attempt: Int, delay: TimeInterval, error: BlobUploadError)

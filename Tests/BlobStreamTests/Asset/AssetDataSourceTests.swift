@@ -1,4 +1,4 @@
-import BlobStream
+@testable import BlobStream
 import Dispatch
 import Foundation
 import Synchronization

@@ -1,4 +1,4 @@
-import BlobStream
+@testable import BlobStream
 import BlobTestSupport
 import Dispatch
 import Foundation

@@ -20,7 +20,7 @@ import Testing
         let queue = DispatchQueue(label: "checksum-events")
         let stream = BlobInputStream(dataSource: slowSource(), mode: .asynchronous)
         let outcome = Locked<Result<ChecksumDigest, BlobStreamError>?>(nil)
-        let reports = Locked<[ChecksumProgress]>([])
+        let reports = Locked<[TransferProgress]>([])
         let completions = Locked(0)
         let done = DispatchSemaphore(value: 0)
         ChecksumCalculator(algorithm: .sha256, bufferSize: 64 * 1024).start(stream, delivery: .queue(queue)) { progress in
@@ -34,7 +34,7 @@ import Testing
         }
         #expect(done.wait(timeout: .now() + 60) == .success)
         #expect(outcome.value == .success(SHA256.digest(of: Self.blob)))
-        #expect(reports.value.last == ChecksumProgress(completedBytes: Int64(Self.blob.count), totalBytes: Int64(Self.blob.count)))
+        #expect(reports.value.last == TransferProgress(completedBytes: Int64(Self.blob.count), totalBytes: Int64(Self.blob.count)))
         #expect(stream.streamStatus == .closed)
         Thread.sleep(forTimeInterval: 0.05)
         #expect(completions.value == 1)

@@ -36,7 +36,7 @@ import Testing
     @Test func startOffsetAndProgress() throws {
         let stream = BlobInputStream(dataSource: MemoryDataSource(data: Data(Self.blob)))
         #expect(stream.setProperty(NSNumber(value: 1000), forKey: .fileCurrentOffsetKey))
-        var reports: [ChecksumProgress] = []
+        var reports: [TransferProgress] = []
         let digest = try ChecksumCalculator(algorithm: .sha1, bufferSize: 256 * 1024).digest(of: stream) {
             reports.append($0)
         }

@@ -62,8 +62,9 @@ public final class AssetDataSource: BlobDataSource {
     /// every open of this source.
     public var representationReadCount: Int { representationReads.load(ordering: .relaxed) }
 
-    /// How many times the identifier has been resolved (the first open plus every reopen).
-    public var resolveCount: Int { resolutions.load(ordering: .relaxed) }
+    /// How many times the identifier has been resolved (the first open plus every reopen); for
+    /// tests (`@testable import`), not part of the API.
+    var resolveCount: Int { resolutions.load(ordering: .relaxed) }
 
     /// Resolves the identifier and reports the representation's size and identity. Completes
     /// on whatever queue the store answers on. If ``close()`` (or another `open`) comes first,

@@ -39,8 +39,10 @@ import Synchronization
 /// A server that ignores `Range` and answers `200` with the whole blob of the pinned version is
 /// handled by skipping the bytes before the wanted offset (they are downloaded again after every
 /// reconnect). `416` at exactly the end of the blob means there is nothing more (the validators
-/// it names, if any, must be the pinned ones); any other `416`, and every other status but `200`
-/// and `206` (after redirects), fails with ``BlobStreamError/httpStatus(url:statusCode:)``.
+/// it names, if any, must be the pinned ones); one that answers the first request, opened past
+/// the end, with the blob's length is ``BlobStreamError/invalidOffset(resource:offset:length:)``;
+/// any other `416`, and every other status but `200` and `206` (after redirects), fails with
+/// ``BlobStreamError/httpStatus(url:statusCode:)``.
 /// Redirects are followed (the source only sends `GET`), at most ten; `Authorization`,
 /// `Proxy-Authorization`, `Cookie` and the fields named in
 /// ``Configuration/credentialHeaders`` are dropped when a redirect leaves their scheme, host and
@@ -146,9 +148,26 @@ public final class HTTPDataSource: BlobDataSource {
     /// with the blob's length and version once the response head has arrived and matches the
     /// pinned version, or with why it cannot be read.
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        start(at: nil, completion: completion)
+    }
+
+    /// Sends the first request from `offset`, where the reader will read first (a stream
+    /// positioned before its open, a resumed upload), so that no request from another offset
+    /// has to be cancelled and sent again; otherwise as ``open(completion:)``.
+    public func open(
+        at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
+        start(at: max(0, offset), completion: completion)
+    }
+
+    /// Opens with the first request at `offset`, or where the reader was when `nil`.
+    private func start(
+        at offset: Int64?, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
         let immediate: Result<BlobSourceDescription, BlobStreamError>? = transition { s, effects in
             closeNow(&s, &effects)
             if let setupProblem { return .failure(setupProblem) }
+            if let offset { s.bufferStart = offset }
             s.isOpen = true
             s.buffer = ReadAheadBuffer(capacity: configuration.readAheadLimit)
             s.failure = nil

@@ -28,7 +28,9 @@ struct HTTPRangeResponse: Equatable {
     ///   known one, and a `206`'s last byte must lie within it, else
     ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)`` at the offset asked for;
     /// - a `416` ends the blob only if its `bytes */total` is exactly the offset asked for, the
-    ///   known length if any, and the validators it names (it may name none) are the pinned ones.
+    ///   known length if any, and the validators it names (it may name none) are the pinned ones;
+    ///   the source's first answer (nothing pinned yet) with a total before the offset asked
+    ///   for is ``BlobStreamError/invalidOffset(resource:offset:length:)``.
     /// - Parameters:
     ///   - pinned: The version the reader pinned, or `nil` before the first response.
     ///   - knownLength: The length any earlier response told, or `nil` while unknown.
@@ -88,6 +90,11 @@ struct HTTPRangeResponse: Equatable {
                 return .success(HTTPRangeResponse(
                     length: total, version: pinned ?? version, skip: 0,
                     bodyEnd: total, ignoresRange: false, isEndOfBlob: true))
+            }
+            if pinned == nil, let total = head.unsatisfiedRangeTotal, total < request.first {
+                // The source's first answer: a reader that starts past the end (a stream
+                // positioned there before its open). The length is all there is to know.
+                return .failure(.invalidOffset(resource: resource, offset: request.first, length: total))
             }
             return .failure(.httpStatus(url: resource, statusCode: 416))
         default:
