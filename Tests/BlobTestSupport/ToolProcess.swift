@@ -41,6 +41,12 @@ public enum ToolProcess {
     /// Runs `url` with `arguments` and standard input from /dev/null, and waits for it.
     /// `environment` is added to this process's environment.
     public static func run(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try start(url, arguments, environment: environment).finish()
+    }
+
+    /// Starts `url` with `arguments` and standard input from /dev/null, for a test that acts on
+    /// the child while it runs; ``Running/finish()`` collects what it printed.
+    public static func start(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -52,20 +58,38 @@ public enum ToolProcess {
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
-        let errorData = Locked(Data())
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
-            errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
+        return Running(process: process, output: output, errors: errors)
+    }
+
+    /// A started child whose output is read when it is finished.
+    public struct Running {
+        let process: Process
+        let output: Pipe
+        let errors: Pipe
+
+        /// The child's process id.
+        public var processIdentifier: Int32 { process.processIdentifier }
+        /// Whether the child has not exited yet.
+        public var isRunning: Bool { process.isRunning }
+
+        /// Reads both pipes to their end, waits for the child and says how it ended.
+        public func finish() -> Result {
+            // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
+            let errorData = Locked(Data())
+            let group = DispatchGroup()
+            let errors = self.errors
+            DispatchQueue.global().async(group: group) {
+                errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
+            }
+            let outputData = output.fileHandleForReading.readDataToEndOfFile()
+            group.wait()
+            process.waitUntilExit()
+            return Result(
+                status: process.terminationStatus,
+                standardOutput: String(decoding: outputData, as: UTF8.self),
+                standardError: String(decoding: errorData.value, as: UTF8.self),
+                signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+            )
         }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.value, as: UTF8.self),
-            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        )
     }
 }

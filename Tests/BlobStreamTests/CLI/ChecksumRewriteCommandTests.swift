@@ -56,25 +56,18 @@ import Testing
     /// Runs one checksum and rewrites the file while the process is stopped mid-read; `nil` when
     /// the process could not be caught between its first and last read of the file.
     static func checksumRewrittenMidRead(_ path: String) throws -> Outcome? {
-        let process = Process()
-        process.executableURL = try ToolProcess.blobstream()
-        process.arguments = ["checksum", path]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let pid = process.processIdentifier
+        let child = try ToolProcess.start(try ToolProcess.blobstream(), ["checksum", path])
+        let pid = child.processIdentifier
         var caught = false
-        while process.isRunning {
+        while child.isRunning {
             // Poll, but leave the CPU to the child: on two cores a spin would slow it down.
             guard let read = bytesRead(by: pid), read >= 8 << 20 else {
                 usleep(200)
                 continue
             }
             kill(pid, SIGSTOP)
-            while process.isRunning && !isStopped(pid) { usleep(100) }
-            if process.isRunning, let read = bytesRead(by: pid), read < size - chunk {
+            while child.isRunning && !isStopped(pid) { usleep(100) }
+            if child.isRunning, let read = bytesRead(by: pid), read < size - chunk {
                 try writePatternFile(path, seed: 101)
                 try FileMutation.moveModificationTimeForward(path)
                 caught = true
@@ -82,20 +75,9 @@ import Testing
             kill(pid, SIGCONT)
             break
         }
-        let errorData = Locked(Data())
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
-            errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
+        let result = child.finish()
         guard caught else { return nil }
-        return Outcome(
-            status: process.terminationStatus,
-            output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData.value, as: UTF8.self)
-        )
+        return Outcome(status: result.status, output: result.standardOutput, errors: result.standardError)
     }
 
     @Test func aFileRewrittenWhileTheProcessReadsItFails() throws {
