@@ -43,10 +43,10 @@ func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
 
 private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
 private let chunkSize = 4 * 1024 * 1024
-/// Interleaved rounds per scenario. With four, two consecutive runs of the group on a loaded
-/// 2-core machine gave PUT ratios 0.82 and 0.77 (and 0.88, 0.87 in another pair) and CPU
-/// ratios 0.33 and 0.30; the tus throughput ratio still swung (1.31, 1.97), since tuspyserver
-/// is the bottleneck and shares the CPU with everything else, but stayed above its target.
+/// Interleaved rounds per scenario. With four, and the PUTs going to tmpfs, three consecutive
+/// quiet runs gave PUT ratios 1.15, 1.11 and 1.07 (to disk they had swung from 0.94 to 1.20
+/// with page-cache write-back); the tus throughput ratio swings more (1.17 to 1.33), since
+/// tuspyserver is the bottleneck and shares the CPU with everything else.
 private let rounds = 4
 
 private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
@@ -132,12 +132,13 @@ private func ourTusUpload(file: String, fileSize: Int) -> Result<ProcessRun, Blo
 
 private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     let baseline = "urlsession-put-inputstream (put baseline)"
-    let target = URL(string: "http://127.0.0.1:18080/upload/blob-bench-\(getpid()).bin")!
-    let stored = "/tmp/blobstream-servers/www/upload/blob-bench-\(getpid()).bin"
+    // Into tmpfs: with the file on disk, page-cache write-back made two runs differ by 25%.
+    let target = URL(string: "http://127.0.0.1:18080/upload-memory/blob-bench-\(getpid()).bin")!
+    let stored = "/dev/shm/blobstream-servers/upload-memory/blob-bench-\(getpid()).bin"
     defer { try? FileManager.default.removeItem(atPath: stored) }
     var ours = Best(), urlSession = Best(), curl = Best()
     var peakGrowth = 0
-    // PUTs end in nginx writing the file, whose timing swings with write-back.
+    // Rounds interleave the three clients, so a burst of load hits them alike.
     for _ in 0..<rounds {
         LoopbackServers.resetPeakResidentSize()
         let idle = residentBytes()
