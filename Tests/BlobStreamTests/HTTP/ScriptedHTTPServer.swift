@@ -97,6 +97,19 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         lock.withLock { received.append(request) }
         let answer = respond(request)
         _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        lingerUntilTheClientCloses(connection)
+    }
+
+    /// Ends the answer with a FIN and reads (and drops) what the client still sends until it
+    /// closes, for at most 5 s. Closing with a request body still unread would make the kernel
+    /// answer with a reset, and the client could then report "connection reset" instead of
+    /// the answer it was sent: a race a test must not depend on.
+    private func lingerUntilTheClientCloses(_ connection: Int32) {
+        shutdown(connection, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sink = [UInt8](repeating: 0, count: 4096)
+        while recv(connection, &sink, sink.count, 0) > 0 {}
     }
 }
 
