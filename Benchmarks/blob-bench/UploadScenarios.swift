@@ -43,10 +43,10 @@ func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
 
 private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
 private let chunkSize = 4 * 1024 * 1024
-/// Interleaved rounds per scenario. With four, and the PUTs going to tmpfs, three consecutive
-/// quiet runs gave PUT ratios 1.15, 1.11 and 1.07 (to disk they had swung from 0.94 to 1.20
-/// with page-cache write-back); the tus throughput ratio swings more (1.17 to 1.33), since
-/// tuspyserver is the bottleneck and shares the CPU with everything else.
+/// Interleaved rounds per scenario (PUT: twice as many). With the PUTs going to tmpfs and
+/// eight PUT rounds, two consecutive quiet full runs gave PUT ratios 1.02 and 1.11 (with four
+/// rounds 0.86 and 1.07; to disk they swung from 0.94 to 1.20); the tus throughput ratio
+/// swings more (1.10 to 1.33), since tuspyserver is the bottleneck and shares the CPU.
 private let rounds = 4
 
 private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
@@ -138,8 +138,9 @@ private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     defer { try? FileManager.default.removeItem(atPath: stored) }
     var ours = Best(), urlSession = Best(), curl = Best()
     var peakGrowth = 0
-    // Rounds interleave the three clients, so a burst of load hits them alike.
-    for _ in 0..<rounds {
+    // Rounds interleave the three clients, so a burst of load hits them alike; a PUT round
+    // costs about three seconds, so it gets twice the rounds of tus.
+    for _ in 0..<(2 * rounds) {
         LoopbackServers.resetPeakResidentSize()
         let idle = residentBytes()
         let ourRun = timed {
