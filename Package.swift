@@ -30,7 +30,12 @@ let package = Package(
         // Helpers shared by the test targets: server discovery, a fault-injecting TCP proxy,
         // in-memory sources.
         .target(name: "BlobTestSupport", dependencies: ["BlobStream"], path: "Tests/BlobTestSupport"),
-        .testTarget(name: "BlobStreamTests", dependencies: ["BlobStream", "HTTP1", "BlobTestSupport"]),
+        // A child program for a test whose subject traps inside Foundation.
+        .executableTarget(name: "property-list-probe", dependencies: ["BlobStream"], path: "Tests/PropertyListProbe"),
+        .testTarget(
+            name: "BlobStreamTests",
+            dependencies: ["BlobStream", "HTTP1", "BlobTestSupport", "property-list-probe"]
+        ),
         .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "BlobTestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),

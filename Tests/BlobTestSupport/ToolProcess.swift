@@ -14,26 +14,19 @@ public enum ToolProcess {
         public var signal: Int32?
     }
 
-    /// The test executable running now, to run one test of it in a child process: the way to
-    /// observe behaviour that kills the process (a trap inside Foundation) without killing the run.
-    public static func testExecutable() -> URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    }
-
-    /// Runs the swift-testing tests of this test executable that match `filter` in a child
-    /// process, with `environment` added to this process's, and without crash backtraces.
-    public static func runTests(matching filter: String, environment: [String: String]) throws -> Result {
-        try run(testExecutable(), ["--testing-library", "swift-testing", "--filter", filter],
-                environment: environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { mine, _ in mine })
-    }
-
     /// The `blobstream` executable built next to the running test bundle.
     /// - Throws: a message saying how to build it when it is missing.
     public static func blobstream() throws -> URL {
+        try builtExecutable("blobstream")
+    }
+
+    /// The executable target `name` of this package, built next to the running test bundle.
+    /// - Throws: a message saying how to build it when it is missing.
+    public static func builtExecutable(_ name: String) throws -> URL {
         let testExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let url = testExecutable.deletingLastPathComponent().appendingPathComponent("blobstream")
+        let url = testExecutable.deletingLastPathComponent().appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw TestSupportError("\(url.path) is missing; build it first with 'swift build --product blobstream' (swift test builds it too)")
+            throw TestSupportError("\(url.path) is missing; build it first with 'swift build --product \(name)' (swift test builds it too)")
         }
         return url
     }
