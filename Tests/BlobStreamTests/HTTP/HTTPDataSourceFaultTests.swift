@@ -49,13 +49,7 @@ import Testing
             let reader = SourceReader(source: source)
             _ = try reader.open().get()
             try blob.replace(with: TempFiles.pseudoRandomBytes(count: 4 * 1024 * 1024, seed: 43))
-            var delivered: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-            while true {
-                let outcome = try reader.read(at: Int64(delivered.count), into: &buffer)
-                guard case .read(let count) = outcome else { return (delivered, outcome) }
-                delivered += buffer[0..<count]
-            }
+            return try reader.readUntilStopped()
         }
         guard case .failed(.sourceChanged(let resource, let offset, let reason)) = outcome else {
             Issue.record("expected sourceChanged, got \(outcome) after \(delivered.count) bytes")

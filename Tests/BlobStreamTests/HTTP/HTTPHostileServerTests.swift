@@ -140,13 +140,7 @@ import Testing
             defer { source.close() }
             let reader = SourceReader(source: source, timeout: 30)
             _ = try reader.open().get()
-            var delivered: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-            while true {
-                let outcome = try reader.read(at: Int64(delivered.count), into: &buffer)
-                guard case .read(let count) = outcome else { return (delivered, outcome) }
-                delivered += buffer[0..<count]
-            }
+            return try reader.readUntilStopped()
         }
         #expect(delivered == Array(Self.bytes[0..<50_000]))
         guard case .failed(.network(url.absoluteString, let reason)) = outcome else {

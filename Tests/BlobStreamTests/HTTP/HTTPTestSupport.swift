@@ -77,6 +77,18 @@ struct SourceReader {
         }
     }
 
+    /// Reads from 0 in reads of 16 KiB until an answer is not bytes: what was delivered, and
+    /// that answer.
+    func readUntilStopped() throws -> (delivered: [UInt8], outcome: BlobSourceReadResult) {
+        var delivered: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let outcome = try read(at: Int64(delivered.count), into: &buffer)
+            guard case .read(let count) = outcome else { return (delivered, outcome) }
+            delivered += buffer[0..<count]
+        }
+    }
+
     /// Reads from `offset` to the end with reads of `chunk` bytes, calling `afterRead` (with the
     /// next offset) after each.
     func readToEnd(from offset: Int64 = 0, chunk: Int = 64 * 1024, afterRead: (Int64) throws -> Void = { _ in }) throws -> Result<[UInt8], BlobStreamError> {
