@@ -26,21 +26,13 @@ import Testing
             }
             let stream = BlobInputStream(dataSource: source)
             stream.open()
-            let box = Unchecked(stream)
-            let result = Locked(0)
-            let finished = DispatchSemaphore(value: 0)
-            Thread.detachNewThread {
-                var buffer = [UInt8](repeating: 0, count: 10)
-                result.value = box.value.read(&buffer, maxLength: 10)
-                finished.signal()
-            }
+            let reader = BackgroundRead(stream, count: 10)
             parked.wait()
             // Let the reader reach its wait; a round where it has not yet is merely harmless.
             Thread.sleep(forTimeInterval: 0.001)
             pending.value?()
             stream.close()
-            #expect(finished.wait(timeout: .now() + 10) == .success)
-            #expect(result.value == -1)
+            #expect(reader.wait(timeout: 10) == -1)
             #expect(stream.blobError == .closed)
             #expect(source.violations.isEmpty, "round \(round): \(source.violations)")
             if !source.violations.isEmpty { return }

@@ -203,22 +203,13 @@ import Testing
         source.stallReads = true
         let stream = BlobInputStream(dataSource: source)
         stream.open()
-        let box = Unchecked(stream)
-        let result = Locked(0)
-        let finished = DispatchSemaphore(value: 0)
-        // A thread of its own: a blocked read must not occupy the concurrency pool.
-        Thread.detachNewThread {
-            var buffer = [UInt8](repeating: 0, count: 10)
-            result.value = box.value.read(&buffer, maxLength: 10)
-            finished.signal()
-        }
+        let reader = BackgroundRead(stream, count: 10)
         #expect(eventually { stream.streamStatus == .reading })
-        #expect(finished.wait(timeout: .now() + 0.2) == .timedOut)
+        #expect(reader.wait(timeout: 0.2) == nil)
         let closed = Date()
         stream.close()
-        #expect(finished.wait(timeout: .now() + 5) == .success)
+        #expect(reader.wait(timeout: 5) == -1)
         #expect(Date().timeIntervalSince(closed) < 2)
-        #expect(result.value == -1)
         #expect(stream.blobError == .closed)
         #expect(source.closeCount >= 1)
     }
