@@ -134,6 +134,7 @@ extension BlobInputStream {
             return
         }
         state.reopening = false
+        var closeTheOtherVersion = false
         switch result {
         case .failure(let error):
             state.reopenError = error
@@ -141,11 +142,23 @@ extension BlobInputStream {
             if let reason = mismatch(between: state.description, and: description) {
                 state.reopenError = .sourceChanged(
                     resource: dataSource.resourceName, offset: state.offset, reason: reason)
+                // Open on a version the stream will never read: close it now (or when the
+                // call in flight ends), not only if someone calls close() on the stream.
+                if state.sourceCallsInFlight > 0 {
+                    state.sourceCloseDeferred = true
+                } else {
+                    closeTheOtherVersion = true
+                }
             } else {
                 state.sourceIsOpen = true
             }
         }
         lock.broadcast()
+        if closeTheOtherVersion {
+            lock.unlock()
+            closeSource()
+            lock.lock()
+        }
         guard mode == .asynchronous else {
             lock.unlock()
             return

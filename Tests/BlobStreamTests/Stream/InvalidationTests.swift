@@ -21,6 +21,30 @@ import Testing
         #expect(source.openCount == stale.count + 1)
     }
 
+    /// The reopen that finds another version leaves no source open behind it, even when the
+    /// stream is never closed.
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func aReopenOnAnotherVersionClosesTheSource(mode: BlobInputStream.Mode) throws {
+        let source = ScriptedDataSource(bytes: Array(repeating: 1, count: 100_000), staleOffsets: [50_000])
+        let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 10_000
+        stream.open()
+        source.replace(with: Array(repeating: 2, count: 100_001))
+        var buffer = [UInt8](repeating: 0, count: 10_000)
+        while stream.streamStatus != .error && stream.streamStatus != .atEnd {
+            if mode == .asynchronous && !stream.hasBytesAvailable {
+                Thread.sleep(forTimeInterval: 0.001)
+                continue
+            }
+            _ = stream.read(&buffer, maxLength: buffer.count)
+        }
+        guard case .sourceChanged? = stream.blobError else {
+            Issue.record("expected sourceChanged, got \(String(describing: stream.blobError))")
+            return
+        }
+        #expect(eventually { source.closeCount == source.openCount }, "opened \(source.openCount) times, closed \(source.closeCount)")
+    }
+
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func aChangedBlobFailsInsteadOfMixingVersions(mode: BlobInputStream.Mode) throws {
         let source = ScriptedDataSource(bytes: Array(repeating: 1, count: 100_000))
