@@ -40,7 +40,7 @@ extension BlobInputStream {
 
             switch result {
             case .read(let count):
-                if let error = validate(count, of: region) { return failRead(error) }
+                if let error = validate(count, of: region, at: readOffset) { return failRead(error) }
                 state.consecutiveReopens = 0
                 if let length = state.knownLength, readOffset + Int64(count) == length {
                     if let error = confirmSource(at: length) { return failRead(error) }
@@ -159,7 +159,7 @@ extension BlobInputStream {
 
             switch result {
             case .read(let count):
-                if let error = validate(count, of: region) { return failRefill(error) }
+                if let error = validate(count, of: region, at: readOffset) { return failRefill(error) }
                 if let length = state.knownLength, readOffset + Int64(count) == length {
                     let error = confirmSource(at: length)
                     guard state.isReadable, generation == state.generation else { continue }
@@ -275,11 +275,12 @@ extension BlobInputStream {
         return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(remaining)])
     }
 
-    private func validate(_ count: Int, of region: UnsafeMutableRawBufferPointer) -> BlobStreamError? {
+    /// The error for a count the source cannot have read into `region` at `offset`, if it is one.
+    private func validate(_ count: Int, of region: UnsafeMutableRawBufferPointer, at offset: Int64) -> BlobStreamError? {
         guard count <= 0 || count > region.count else { return nil }
         return .sourceFailed(
             resource: dataSource.resourceName,
-            reason: "the data source reported \(count) bytes read into a buffer of \(region.count) at offset \(state.offset)")
+            reason: "the data source reported \(count) bytes read into a buffer of \(region.count) at offset \(offset)")
     }
 
     /// The error for an end of data before the announced length, if it is one.
