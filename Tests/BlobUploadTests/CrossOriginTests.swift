@@ -1,6 +1,7 @@
 import BlobStream
 @testable import BlobUpload
 import Foundation
+import HTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+internal import HTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

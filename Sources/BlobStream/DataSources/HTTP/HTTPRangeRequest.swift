@@ -56,22 +56,10 @@ struct HTTPRangeRequest: Sendable {
     func redirected(to location: URL) -> HTTPRangeRequest {
         var next = self
         next.url = location
-        if !Self.sameOrigin(url, location) {
+        if URLOrigin(url) != URLOrigin(location) {
             next.extraFields.removeAll { credentials.contains($0.0.lowercased()) }
         }
         return next
-    }
-
-    /// Whether `a` and `b` have the same scheme, host and (effective) port.
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased()
-            && a.host?.lowercased() == b.host?.lowercased()
-            && effectivePort(a) == effectivePort(b)
-    }
-
-    /// The port of `url`, or its scheme's default.
-    static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 
     /// Why `fields` cannot be sent (a name that is not a token, a value with a line break), or
