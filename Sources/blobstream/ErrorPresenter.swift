@@ -49,8 +49,6 @@ enum ErrorPresenter {
         switch error {
         case .network(_, let url, _, _) where isConnectionRefused(error):
             return connectionRefused(url: url)
-        case .httpStatus(let method, let url, let status, let body):
-            return "\(method) \(url): \(statusLine(status))\(bodyLine(body).map { ": \($0)" } ?? "")"
         case .retriesExhausted(let url, let offset, let attempts, let last):
             let failure = sentence(last)
             return isConnectionRefused(last)
@@ -78,16 +76,6 @@ enum ErrorPresenter {
     /// `HTTP 405 Method Not Allowed`.
     static func statusLine(_ status: Int) -> String {
         "HTTP \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
-    }
-
-    /// The first line of a plain-text body, at most 160 characters; nothing for an empty body
-    /// or markup.
-    static func bodyLine(_ body: String?) -> String? {
-        guard let body else { return nil }
-        let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let first = text.split(whereSeparator: \.isNewline).first, !text.hasPrefix("<") else { return nil }
-        let line = first.trimmingCharacters(in: .whitespaces).filter { !$0.isASCII || !$0.isASCIIControlCharacter }
-        return line.count <= 160 ? line : String(line.prefix(159)) + "…"
     }
 
     /// Whether a transport's reason says the connection was refused: the socket transports
