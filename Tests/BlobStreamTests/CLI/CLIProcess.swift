@@ -83,10 +83,20 @@ final class CLIProcess: @unchecked Sendable {
 
     /// Waits until standard error contains `text`; `false` if the process exited first.
     func waitForStandardError(containing text: String, timeout: Double = 60) -> Bool {
+        wait(for: text, in: errorData, timeout: timeout)
+    }
+
+    /// Waits until standard output contains `text`; `false` if the process exited first.
+    func waitForStandardOutput(containing text: String, timeout: Double = 60) -> Bool {
+        wait(for: text, in: outputData, timeout: timeout)
+    }
+
+    private func wait(for text: String, in collected: Locked<Data>, timeout: Double) -> Bool {
+        let printed = { String(decoding: collected.value, as: UTF8.self).contains(text) }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if partialStandardError().contains(text) { return true }
-            if !process.isRunning { return partialStandardError().contains(text) }
+            if printed() { return true }
+            if !process.isRunning { return printed() }
             usleep(50_000)
         }
         return false
@@ -111,10 +121,6 @@ final class CLIProcess: @unchecked Sendable {
             status: status,
             standardOutput: String(decoding: outputData.value, as: UTF8.self),
             standardError: String(decoding: errorData.value, as: UTF8.self))
-    }
-
-    private func partialStandardError() -> String {
-        String(decoding: errorData.value, as: UTF8.self)
     }
 
     /// What a finished process printed and how it exited.

@@ -9,11 +9,12 @@ import Testing
 @Suite struct InterruptionTests {
     /// Starts `arguments`, waits until the command handles signals, sends `signal`, and
     /// returns how it ended.
-    func interrupt(_ arguments: [String], with signal: Int32, after line: String? = nil) throws -> CLIProcess.Result {
+    func interrupt(_ arguments: [String], with signal: Int32, afterPrinting output: String? = nil) throws -> CLIProcess.Result {
         let process = try CLIProcess(arguments)
         #expect(process.waitUntilHandlingSignals(), "the command never set up its signal handling")
-        if let line {
-            #expect(process.waitForStandardError(containing: line))
+        if let output {
+            // Otherwise the signal can arrive before the command reached the part under test.
+            #expect(process.waitForStandardOutput(containing: output), "the command never printed \(output)")
         }
         process.send(signal)
         return process.wait()
@@ -48,9 +49,10 @@ import Testing
     func checksumInterruptedSaysSo(signal: Int32, status: Int32, word: String) throws {
         try TestServers.requireNginx()
         let url = TestServers.stallURL(afterBytes: 100_000).absoluteString
-        let result = try interrupt(["checksum", "/etc/hostname", url, "/etc/hostname"], with: signal)
-        #expect(result.status == status)
         let hostname = try TempFiles.sha256(ofFileAtPath: "/etc/hostname")
+        let result = try interrupt(["checksum", "/etc/hostname", url, "/etc/hostname"], with: signal,
+                                   afterPrinting: "\(hostname)  /etc/hostname\n")
+        #expect(result.status == status)
         #expect(result.standardOutput == "\(hostname)  /etc/hostname\n", "the files after the interrupted one are not read")
         #expect(result.standardError == "blobstream checksum: \(url): \(word); no checksum printed for it\n")
     }
