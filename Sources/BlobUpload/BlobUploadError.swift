@@ -57,6 +57,18 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     case notTusServer(method: String, url: String, statusCode: Int)
     /// The length of `source` is not known, but a tus upload must announce it when created.
     case lengthUnknown(source: String)
+    /// The live data `source`, whose length is not known until it ends, cannot be uploaded to
+    /// the tus server at `endpoint`: its `OPTIONS` answer does not list the
+    /// `creation-defer-length` extension (`Tus-Extension`), which such an upload needs to create
+    /// the upload before its length is known. Nothing was read from the source or sent.
+    case deferLengthUnsupported(endpoint: String, source: String)
+    /// The upload needs the bytes of the live data `source` from `offset` again (a retry from
+    /// an offset the server went back to, a restart, a resume), but live data is read once, in
+    /// order, and only the bytes from `available` on are still at hand. Nothing else was sent.
+    case notReplayable(source: String, offset: Int64, available: Int64)
+    /// The producer of the live data `source` threw `error` after it had yielded `offset`
+    /// bytes; the upload stops there, and the server never sees its end.
+    case producerFailed(source: String, offset: Int64, error: ProducerError)
     /// The option `name` has a value the client cannot work with; nothing was sent.
     case invalidOption(name: String, reason: String)
     /// The metadata key `key` cannot be sent in `Upload-Metadata`.
@@ -120,6 +132,14 @@ extension BlobUploadError: CustomStringConvertible {
                 + "Tus-Resumable header); is it \(what.1)?"
         case .lengthUnknown(let source):
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
+        case .deferLengthUnsupported(let endpoint, let source):
+            return "\(endpoint): the tus server does not support the creation-defer-length extension (it is not in "
+                + "Tus-Extension), which an upload of \(source), live data of unknown length, needs; nothing was sent"
+        case .notReplayable(let source, let offset, let available):
+            return "\(source): live data is read only once, in order: the upload needs its bytes from offset \(offset) "
+                + "again, but only those from offset \(available) on are still at hand; start a new upload"
+        case .producerFailed(let source, let offset, let error):
+            return "\(source): the producer of the live data failed after \(offset) bytes: \(error)"
         case .invalidOption(let name, let reason):
             return "option \(name): \(reason)"
         case .invalidMetadata(let key, let reason):
@@ -142,4 +162,34 @@ extension BlobUploadError: CustomStringConvertible {
 extension BlobUploadError: LocalizedError {
     /// The same text as ``description``, so `localizedDescription` is useful too.
     public var errorDescription: String? { description }
+}
+
+/// The error a producer of live data threw (``UploadSource/live(name:_:)``), kept whole in
+/// ``BlobUploadError/producerFailed(source:offset:error:)`` so the caller can match its own
+/// error type: `failure.underlying as? MyError`.
+///
+/// Errors in general are not `Hashable`, and ``BlobUploadError`` is, so two of these are equal
+/// when their errors have the same type and the same description.
+public struct ProducerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The producer's own error.
+    public let underlying: any Error
+
+    /// Wraps `underlying`.
+    public init(_ underlying: any Error) {
+        self.underlying = underlying
+    }
+
+    /// The producer's error, described as its type describes itself.
+    public var description: String { String(describing: underlying) }
+
+    /// Whether both wrap errors of the same type with the same description.
+    public static func == (lhs: ProducerError, rhs: ProducerError) -> Bool {
+        type(of: lhs.underlying) == type(of: rhs.underlying) && lhs.description == rhs.description
+    }
+
+    /// Hashes the error's type and description, as ``==(_:_:)`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(type(of: underlying)))
+        hasher.combine(description)
+    }
 }

@@ -25,10 +25,10 @@ final class ChunkReader: @unchecked Sendable {
     let source: UploadSource
     let chunkSize: Int
     private let queue = DispatchQueue(label: "BlobUpload.ChunkReader")
-    private let interrupter = Interrupter()
+    let interrupter = Interrupter()
 
     /// A buffer and the range of the source it holds.
-    private struct Slot {
+    struct Slot {
         let buffer: UnsafeMutableRawBufferPointer
         var start: Int64 = 0
         var count = 0
@@ -38,20 +38,20 @@ final class ChunkReader: @unchecked Sendable {
 
     // Touched only on `queue`, except `current`, which the caller reads between calls.
     /// The prepared chunk.
-    private var current: Slot
+    var current: Slot
     /// The chunk after it, read ahead; it is valid when `prefetched`.
-    private var spare: Slot
-    private var prefetched = false
-    private var stream: InputStream?
+    var spare: Slot
+    var prefetched = false
+    var stream: InputStream?
     /// The offset of the next byte `stream` yields: the end of `spare` when `prefetched`,
     /// else of `current`, once a chunk is prepared.
-    private var streamOffset: Int64 = 0
-    private var total: Int64?
+    var streamOffset: Int64 = 0
+    var total: Int64?
 
     /// The version every stream must have.
-    private let pin = VersionPin()
+    let pin = VersionPin()
     /// Why the chunk read ahead could not be: kept when another read cannot help.
-    private var prefetchFailure: BlobUploadError?
+    var prefetchFailure: BlobUploadError?
 
     /// A reader of chunks of `chunkSize` bytes (at least 1); the buffers are allocated by
     /// ``start(at:)``, once the source's length is known.
@@ -93,8 +93,15 @@ final class ChunkReader: @unchecked Sendable {
     /// offset falls in it (the usual case: the server took the whole previous chunk); bytes
     /// of the current chunk are kept when it falls there instead (a partial PATCH) and nothing
     /// was read ahead; otherwise the stream is re-positioned, reopened if it has to go back.
-    func prepareChunk(at offset: Int64) async throws(BlobUploadError) {
-        try await onQueue { reader throws(BlobUploadError) in try reader.prepare(at: offset) }
+    /// Returns the source's length when it is known: always, but for live data, whose length
+    /// is known once its end was read (``UploadSource/isLive``).
+    @discardableResult
+    func prepareChunk(at offset: Int64) async throws(BlobUploadError) -> Int64? {
+        try await onQueue { reader throws(BlobUploadError) in
+            if reader.source.isLive { return try reader.prepareLive(at: offset) }
+            try reader.prepare(at: offset)
+            return reader.total
+        }
     }
 
     /// Starts reading the chunk after the prepared one into the second buffer, on the
@@ -102,6 +109,7 @@ final class ChunkReader: @unchecked Sendable {
     /// ``prepareChunk(at:)`` reads again and reports it.
     func prefetchNext() {
         queue.async { [self] in
+            if source.isLive { return prefetchLive() }
             guard let total, current.end < total, !prefetched, stream != nil, streamOffset == current.end else { return }
             spare.start = current.end
             spare.count = 0
@@ -152,7 +160,7 @@ final class ChunkReader: @unchecked Sendable {
 
     // MARK: On the queue
 
-    private func onQueue<T: Sendable>(
+    func onQueue<T: Sendable>(
         _ work: @escaping @Sendable (ChunkReader) throws(BlobUploadError) -> T
     ) async throws(BlobUploadError) -> T {
         let reader = self
@@ -169,7 +177,8 @@ final class ChunkReader: @unchecked Sendable {
         } onCancel: {
             interrupter.interrupt()
         }
-        return try result.get()
+        // A live source's producer that failed is the cause of whatever failed after it.
+        return try result.mapError(source.explaining).get()
     }
 
     private func prepare(at offset: Int64) throws(BlobUploadError) {
@@ -188,7 +197,7 @@ final class ChunkReader: @unchecked Sendable {
     }
 
     /// Drops the bytes of `current` before `offset`, which lies in it.
-    private func keep(from offset: Int64) {
+    func keep(from offset: Int64) {
         let kept = Int(current.end - offset)
         if offset > current.start, kept > 0, let base = current.buffer.baseAddress {
             memmove(base, base + Int(offset - current.start), kept)
@@ -196,82 +205,8 @@ final class ChunkReader: @unchecked Sendable {
         current.start = offset
         current.count = kept
     }
-
-    /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`; at the
-    /// source's end, makes sure the stream has no more bytes.
-    private func fill(_ slot: inout Slot, to end: Int64) throws(BlobUploadError) {
-        while slot.end < end {
-            let wanted = Int(end - slot.end)
-            let room = UnsafeMutableRawBufferPointer(rebasing: slot.buffer[slot.count..<(slot.count + wanted)])
-            slot.count += try read(into: room, expectedLength: total)
-        }
-        if slot.end == total {
-            try requireEnd()
-        }
-    }
-
-    /// Fails unless the stream, having yielded all `total` bytes, reports its end: a source
-    /// longer than its declared length would otherwise be uploaded truncated, and the upload
-    /// reported complete. A ``BlobInputStream`` is asked too, although its length matched when
-    /// it opened: its end comes after its source confirmed the version it read
-    /// (``BlobDataSource/confirmUnchanged(at:)``), or as the error that it changed.
-    private func requireEnd() throws(BlobUploadError) {
-        guard let stream, let total else { return }
-        var byte: UInt8 = 0
-        let count = stream.read(&byte, maxLength: 1)
-        if count == 0 { return }
-        let failure: BlobUploadError = count < 0
-            ? streamFailure(stream, at: streamOffset)
-            : .source(.sourceChanged(
-                resource: source.name, offset: total,
-                reason: "the stream yields more than the declared length of \(total) bytes"))
-        closeStream()
-        throw failure
-    }
-
-    /// Leaves `stream` yielding the byte at `offset` next, with an empty current buffer there
-    /// and nothing read ahead.
-    private func reposition(to offset: Int64) throws(BlobUploadError) {
-        current.start = offset
-        current.count = 0
-        prefetched = false
-        if let open = stream, streamOffset != offset {
-            if let positioned = open as? any PositionedInputStream, (try? positioned.seek(to: offset)) != nil {
-                streamOffset = offset
-            } else if streamOffset > offset {
-                closeStream()
-            }
-        }
-        if stream == nil {
-            let positioned = try source.stream(at: offset, pinnedTo: pin)
-            stream = positioned.stream
-            streamOffset = positioned.startOffset
-            interrupter.watch(positioned.stream)
-            positioned.stream.open()
-            if positioned.stream.streamStatus == .error {
-                let failure = streamFailure(positioned.stream, at: positioned.startOffset)
-                closeStream()
-                throw failure
-            }
-            let declared = total ?? source.length
-            if let opened = positioned.stream as? any PositionedInputStream, let length = opened.length, let declared, length != declared {
-                closeStream()
-                throw .lengthMismatch(url: source.name, serverLength: declared, sourceLength: length)
-            }
-        }
-        // Skip forward (plain streams cannot seek): read and drop, before the buffers may exist.
-        if streamOffset < offset {
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-            defer { scratch.deallocate() }
-            while streamOffset < offset {
-                let wanted = Int(min(offset - streamOffset, Int64(scratch.count)))
-                _ = try read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<wanted]), expectedLength: total)
-            }
-        }
-    }
-
     /// Gives both buffers room for a chunk of a source of `length` bytes, no more than it has.
-    private func allocateBuffers(for length: Int64) throws(BlobUploadError) {
+    func allocateBuffers(for length: Int64) throws(BlobUploadError) {
         let capacity = Int(min(Int64(chunkSize), max(length, 1)))
         guard current.buffer.count < capacity else { return }
         free(current.buffer.baseAddress)
@@ -287,60 +222,5 @@ final class ChunkReader: @unchecked Sendable {
         }
         current = Slot(buffer: UnsafeMutableRawBufferPointer(start: first, count: capacity))
         spare = Slot(buffer: UnsafeMutableRawBufferPointer(start: second, count: capacity))
-    }
-
-    /// One read into `slot`; returns the count (more than zero) or throws.
-    private func read(into slot: UnsafeMutableRawBufferPointer, expectedLength: Int64?) throws(BlobUploadError) -> Int {
-        guard let stream, let base = slot.baseAddress else { throw .source(.notOpen) }
-        if interrupter.isInterrupted { throw .cancelled }
-        let count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: slot.count)
-        if count > 0 {
-            streamOffset += Int64(count)
-            return count
-        }
-        if interrupter.isInterrupted { throw .cancelled }
-        let failure: BlobUploadError = count == 0
-            ? .source(.unexpectedEnd(resource: source.name, offset: streamOffset, expectedLength: expectedLength ?? streamOffset))
-            : streamFailure(stream, at: streamOffset)
-        closeStream()
-        throw failure
-    }
-
-    private func streamFailure(_ stream: InputStream, at offset: Int64) -> BlobUploadError {
-        if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
-            return .source(error)
-        }
-        let reason = stream.streamError?.localizedDescription ?? "the stream failed"
-        return .source(.sourceFailed(resource: source.name, reason: "\(reason) (at offset \(offset))"))
-    }
-
-    private func closeStream() {
-        stream?.close()
-        stream = nil
-        interrupter.watch(nil)
-    }
-}
-
-/// Lets task cancellation stop a read that is blocked in a stream that may be closed from any
-/// thread (``PositionedInputStream/closesFromAnyThread``): that `close()` makes a waiting read
-/// return at once. Other streams promise no such thing, so they are only checked between reads.
-private final class Interrupter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var interrupted = false
-    private var closable: InputStream?
-
-    var isInterrupted: Bool { lock.withLock { interrupted } }
-
-    func watch(_ stream: InputStream?) {
-        let closable = (stream as? any PositionedInputStream)?.closesFromAnyThread == true ? stream : nil
-        lock.withLock { self.closable = closable }
-    }
-
-    func interrupt() {
-        let target = lock.withLock { () -> InputStream? in
-            interrupted = true
-            return closable
-        }
-        target?.close()
     }
 }

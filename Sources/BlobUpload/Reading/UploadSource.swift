@@ -14,7 +14,13 @@ public struct UploadSource: Sendable {
     /// The length in bytes, or `nil` to learn it from the first ``BlobInputStream`` opened
     /// (``BlobInputStream/length``).
     public let length: Int64?
+    /// Whether the bytes can be read only once, in order, and their length is unknown until
+    /// they end (``live(name:_:)``): a tus upload then defers its length, and nothing can be
+    /// read again.
+    let isLive: Bool
     private let makeStream: @Sendable (_ offset: Int64, _ pin: VersionPin) throws -> Positioned
+    /// The typed failure of a live source's producer, once it has failed.
+    private let producerFailure: (@Sendable () -> BlobUploadError?)?
 
     /// A stream and the offset of the first byte it will yield (at most the offset asked for).
     struct Positioned {
@@ -22,9 +28,15 @@ public struct UploadSource: Sendable {
         var startOffset: Int64
     }
 
-    private init(name: String, length: Int64?, makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned) {
+    init(
+        name: String, length: Int64?, isLive: Bool = false,
+        producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
+        makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned
+    ) {
         self.name = name
         self.length = length
+        self.isLive = isLive
+        self.producerFailure = producerFailure
         self.makeStream = makeStream
     }
 
@@ -107,6 +119,13 @@ public struct UploadSource: Sendable {
         UploadSource(name: name, length: length) { offset, _ in
             Positioned(stream: try makeStream(offset), startOffset: offset)
         }
+    }
+
+    /// `error`, or what it stems from: the failure of a live source's producer, whose error
+    /// the stream could only pass on as text. Cancellation stays cancellation.
+    func explaining(_ error: BlobUploadError) -> BlobUploadError {
+        if case .cancelled = error { return error }
+        return producerFailure?() ?? error
     }
 
     /// A new stream whose first byte is at most `offset`; its data source, if it has one, must

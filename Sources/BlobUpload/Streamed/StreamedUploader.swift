@@ -126,6 +126,39 @@ public final class StreamedUploader: Sendable {
         return HTTPUploadResponse(
             url: url, statusCode: reply.statusCode, headers: reply.headers, body: reply.body, bytesSent: probe.bytesRead)
     }
+
+    /// Sends the bytes of `source` as the body of a `method` request to `url`, as
+    /// ``upload(_:to:method:headers:expectedLength:progress:)`` sends a stream: chunked, its
+    /// length (when the source declares one) checked against the bytes read.
+    ///
+    /// This is how live data of unknown length (``UploadSource/live(name:_:)``) is sent in one
+    /// request: its producer is pulled as the connection takes the bytes, and a producer that
+    /// throws fails the upload with ``BlobUploadError/producerFailed(source:offset:error:)``
+    /// (the server gets no end of the chunked body, so it stores nothing).
+    /// - Parameters:
+    ///   - source: Read once, from its first byte.
+    ///   - url: Where to send it (`http` or `https`).
+    ///   - method: The HTTP method, `PUT` by default.
+    ///   - headers: Extra request headers (`Content-Type`, authorization).
+    ///   - progress: As for a stream body.
+    /// - Returns: The 2xx answer.
+    /// - Throws: What the stream form throws, and ``BlobUploadError/producerFailed(source:offset:error:)``.
+    public func upload(
+        _ source: UploadSource,
+        to url: URL,
+        method: String = "PUT",
+        headers: [String: String] = [:],
+        progress: (@Sendable (TransferProgress) -> Void)? = nil
+    ) async throws(BlobUploadError) -> HTTPUploadResponse {
+        // At offset 0, every source's stream starts at its first byte.
+        let body = try source.stream(at: 0, pinnedTo: VersionPin())
+        do {
+            return try await upload(
+                body.stream, to: url, method: method, headers: headers, expectedLength: source.length, progress: progress)
+        } catch {
+            throw source.explaining(error)
+        }
+    }
 }
 
 /// Watches the body stream: how far URLSession has read it (polled, so reads pay nothing),

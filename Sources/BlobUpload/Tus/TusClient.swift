@@ -98,15 +98,21 @@ public final class TusClient: Sendable {
         try await create(length: length, metadata: metadata, headers: extra, optionsShowedTus: true)
     }
 
-    /// ``create(length:metadata:headers:)``, told whether `OPTIONS` showed a tus server. An
+    /// ``create(length:metadata:headers:)``, told whether `OPTIONS` showed a tus server; a
+    /// `nil` length creates the upload with `Upload-Defer-Length: 1` (the creation-defer-length
+    /// extension), its length to come with a later `PATCH`. An
     /// answer without `Tus-Resumable` is a tus server's only when it did: tuspyserver leaves
     /// the header off its errors. Without that, and unless the answer is an authentication
     /// challenge, such an answer means there is no tus server at the endpoint.
     func create(
-        length: Int64, metadata: [String: String], headers extra: [String: String], optionsShowedTus: Bool
+        length: Int64?, metadata: [String: String], headers extra: [String: String], optionsShowedTus: Bool
     ) async throws(BlobUploadError) -> URL {
         var headers = extra
-        headers["Upload-Length"] = String(length)
+        if let length {
+            headers["Upload-Length"] = String(length)
+        } else {
+            headers["Upload-Defer-Length"] = "1"
+        }
         let encoded = try TusMetadata.encode(metadata)
         if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
         let reply = try await send("POST", endpoint, headers: headers, body: Data())

@@ -1,0 +1,120 @@
+import BlobStream
+import Foundation
+
+/// The stream side of a ``ChunkReader``: positioning its stream at an offset (opening a new one,
+/// seeking, or reading and dropping), reading bytes from it into a buffer, and making sure it
+/// ends where the source's length says. Called on the reader's queue only.
+extension ChunkReader {
+    /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`; at the
+    /// source's end, makes sure the stream has no more bytes.
+    func fill(_ slot: inout Slot, to end: Int64) throws(BlobUploadError) {
+        while slot.end < end {
+            let wanted = Int(end - slot.end)
+            let room = UnsafeMutableRawBufferPointer(rebasing: slot.buffer[slot.count..<(slot.count + wanted)])
+            let count = try read(into: room, expectedLength: total)
+            if count == 0 {
+                // Only live data ends without a length declared: this is its end.
+                total = slot.end
+                return
+            }
+            slot.count += count
+        }
+        if slot.end == total, !source.isLive {
+            try requireEnd()
+        }
+    }
+
+    /// Fails unless the stream, having yielded all `total` bytes, reports its end: a source
+    /// longer than its declared length would otherwise be uploaded truncated, and the upload
+    /// reported complete. A ``BlobInputStream`` is asked too, although its length matched when
+    /// it opened: its end comes after its source confirmed the version it read
+    /// (``BlobDataSource/confirmUnchanged(at:)``), or as the error that it changed.
+    func requireEnd() throws(BlobUploadError) {
+        guard let stream, let total else { return }
+        var byte: UInt8 = 0
+        let count = stream.read(&byte, maxLength: 1)
+        if count == 0 { return }
+        let failure: BlobUploadError = count < 0
+            ? streamFailure(stream, at: streamOffset)
+            : .source(.sourceChanged(
+                resource: source.name, offset: total,
+                reason: "the stream yields more than the declared length of \(total) bytes"))
+        closeStream()
+        throw failure
+    }
+
+    /// Leaves `stream` yielding the byte at `offset` next, with an empty current buffer there
+    /// and nothing read ahead.
+    func reposition(to offset: Int64) throws(BlobUploadError) {
+        current.start = offset
+        current.count = 0
+        prefetched = false
+        if let open = stream, streamOffset != offset {
+            if let positioned = open as? any PositionedInputStream, (try? positioned.seek(to: offset)) != nil {
+                streamOffset = offset
+            } else if streamOffset > offset {
+                closeStream()
+            }
+        }
+        if stream == nil {
+            let positioned = try source.stream(at: offset, pinnedTo: pin)
+            stream = positioned.stream
+            streamOffset = positioned.startOffset
+            interrupter.watch(positioned.stream)
+            positioned.stream.open()
+            if positioned.stream.streamStatus == .error {
+                let failure = streamFailure(positioned.stream, at: positioned.startOffset)
+                closeStream()
+                throw failure
+            }
+            let declared = total ?? source.length
+            if let opened = positioned.stream as? any PositionedInputStream, let length = opened.length, let declared, length != declared {
+                closeStream()
+                throw .lengthMismatch(url: source.name, serverLength: declared, sourceLength: length)
+            }
+        }
+        // Skip forward (plain streams cannot seek): read and drop, before the buffers may exist.
+        if streamOffset < offset {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+            defer { scratch.deallocate() }
+            while streamOffset < offset {
+                let wanted = Int(min(offset - streamOffset, Int64(scratch.count)))
+                _ = try read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<wanted]), expectedLength: total)
+            }
+        }
+    }
+
+
+    /// One read into `slot`; returns the count (more than zero), or throws. Zero is returned
+    /// only for live data whose end has not been seen: the end.
+    func read(into slot: UnsafeMutableRawBufferPointer, expectedLength: Int64?) throws(BlobUploadError) -> Int {
+        guard let stream, let base = slot.baseAddress else { throw .source(.notOpen) }
+        if interrupter.isInterrupted { throw .cancelled }
+        let count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: slot.count)
+        if count > 0 {
+            streamOffset += Int64(count)
+            return count
+        }
+        if interrupter.isInterrupted { throw .cancelled }
+        if count == 0, total == nil, source.isLive { return 0 }
+        let failure: BlobUploadError = count == 0
+            ? .source(.unexpectedEnd(resource: source.name, offset: streamOffset, expectedLength: expectedLength ?? streamOffset))
+            : streamFailure(stream, at: streamOffset)
+        closeStream()
+        throw failure
+    }
+
+    func streamFailure(_ stream: InputStream, at offset: Int64) -> BlobUploadError {
+        if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
+            return .source(error)
+        }
+        let reason = stream.streamError?.localizedDescription ?? "the stream failed"
+        return .source(.sourceFailed(resource: source.name, reason: "\(reason) (at offset \(offset))"))
+    }
+
+    func closeStream() {
+        stream?.close()
+        stream = nil
+        interrupter.watch(nil)
+    }
+}

@@ -1,0 +1,96 @@
+import BlobStream
+import Foundation
+import Synchronization
+
+extension UploadSource {
+    /// Live data of unknown length — a recording camera, an encoder, a network relay — from
+    /// any `AsyncSequence` of byte chunks: `Data`, `[UInt8]`, or any other collection of bytes.
+    ///
+    /// ```swift
+    /// let (chunks, producer) = AsyncThrowingStream.makeStream(of: Data.self)
+    /// // the encoder calls producer.yield(data) as frames come, producer.finish() at the end
+    /// let result = try await client.upload(.live(name: "clip.mp4", chunks))
+    /// ```
+    ///
+    /// - The sequence is iterated once, by a task of the upload's, which pulls the next element
+    ///   only when the upload needs more bytes: memory stays bounded by the chunk sizes (the
+    ///   producer's, and the upload's), whatever the producer's pace. Nothing is pulled before
+    ///   the upload starts reading.
+    /// - The data ends when the sequence does. A ``TusClient`` upload creates the upload with
+    ///   `Upload-Defer-Length: 1` and sends the length with its last `PATCH`; a server without
+    ///   the creation-defer-length extension is refused with
+    ///   ``BlobUploadError/deferLengthUnsupported(endpoint:source:)`` before anything is pulled.
+    ///   ``StreamedUploader/upload(_:to:method:headers:progress:)`` sends it chunked.
+    /// - An error the sequence throws fails the upload with
+    ///   ``BlobUploadError/producerFailed(source:offset:error:)``, which carries it whole; the
+    ///   server never sees an end.
+    /// - A cancelled upload cancels the iterating task and pulls nothing more.
+    /// - The bytes are read once: a retry that needs bytes the upload no longer holds (the
+    ///   server went back behind the chunk in hand, a restart, a resume) fails with
+    ///   ``BlobUploadError/notReplayable(source:offset:available:)`` instead of sending others.
+    ///   A tus upload holds the chunk being sent, so a failed `PATCH` is still retried.
+    /// - A producer that yields nothing for ``BlobInputStream/readTimeout`` (300 s) fails the
+    ///   upload with ``BlobStreamError/timedOut(resource:operation:seconds:)``.
+    /// - Parameters:
+    ///   - name: A name for messages and the default `filename` metadata.
+    ///   - chunks: The bytes, in order. Empty elements are skipped.
+    public static func live<Chunks: AsyncSequence & Sendable>(name: String, _ chunks: Chunks) -> UploadSource
+    where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
+        let dataSource = AsyncSequenceDataSource(name: name, chunks: chunks)
+        return live(name: name, opening: dataSource) {
+            dataSource.producerFailure.map { failure in
+                .producerFailed(source: name, offset: failure.offset, error: ProducerError(failure.error))
+            }
+        }
+    }
+
+    /// Live data of unknown length from a data source that can be read only once, in order,
+    /// such as a ``PipeDataSource`` over standard input; the same rules as
+    /// ``live(name:_:)``. The data source is opened once, by the upload.
+    /// - Parameters:
+    ///   - name: A name for messages and the default `filename` metadata.
+    ///   - dataSource: The source, not yet opened.
+    public static func live(name: String, dataSource: any BlobDataSource) -> UploadSource {
+        live(name: name, opening: dataSource, producerFailure: nil)
+    }
+
+    private static func live(
+        name: String, opening dataSource: any BlobDataSource,
+        producerFailure: (@Sendable () -> BlobUploadError?)?
+    ) -> UploadSource {
+        let handout = StreamHandout()
+        return UploadSource(name: name, length: nil, isLive: true, producerFailure: producerFailure) { offset, _ in
+            let stream = try handout.take(at: offset, name: name) { BlobInputStream(dataSource: dataSource) }
+            return Positioned(stream: stream, startOffset: 0)
+        }
+    }
+}
+
+/// Hands out the one stream live data can have, at its first byte; anything else would need
+/// bytes that are gone.
+private final class StreamHandout: Sendable {
+    private let state = Mutex<Handed?>(nil)
+
+    /// The stream given out, for how far it has read.
+    private struct Handed: @unchecked Sendable {
+        weak var stream: BlobInputStream?
+    }
+
+    /// The stream `make` makes, the first time and at offset 0; otherwise
+    /// ``BlobUploadError/notReplayable(source:offset:available:)``.
+    func take(at offset: Int64, name: String, _ make: () -> BlobInputStream) throws(BlobUploadError) -> BlobInputStream {
+        let claim = state.withLock { handed -> BlobUploadError? in
+            if let handed {
+                return .notReplayable(source: name, offset: offset, available: handed.stream?.offset ?? offset)
+            }
+            guard offset == 0 else { return .notReplayable(source: name, offset: offset, available: 0) }
+            handed = Handed(stream: nil)
+            return nil
+        }
+        if let claim { throw claim }
+        let stream = make()
+        let record = Handed(stream: stream)
+        state.withLock { $0 = record }
+        return stream
+    }
+}

@@ -1,0 +1,142 @@
+import BlobStream
+import Foundation
+
+/// Establishing the upload a ``TusUpload`` sends to: what the server supports (`OPTIONS`), a
+/// new upload (`POST`), or an existing one to continue (`HEAD`), checked against the source
+/// before a byte is sent.
+extension TusUpload {
+    func discover() async throws(BlobUploadError) -> TusServerCapabilities {
+        let capabilities: TusServerCapabilities
+        do {
+            capabilities = try await retrying { () async throws(BlobUploadError) in
+                try await client.discover(headers: options.headers)
+            }
+        } catch .httpStatus(_, _, let status, _) where (400..<500).contains(status) {
+            // OPTIONS is optional for servers: assume only the core protocol.
+            return .unknown
+        }
+        optionsShowedTus = !capabilities.versions.isEmpty
+        if !capabilities.versions.isEmpty, !capabilities.versions.contains("1.0.0") {
+            throw .protocolViolation(
+                url: client.endpoint.absoluteString,
+                reason: "the server speaks tus \(capabilities.versions.joined(separator: ", ")), not 1.0.0")
+        }
+        return capabilities
+    }
+
+    func check(_ length: Int64, against capabilities: TusServerCapabilities) throws(BlobUploadError) {
+        if let maxSize = capabilities.maxSize, length > maxSize {
+            throw .tooLarge(endpoint: client.endpoint.absoluteString, length: length, maxSize: maxSize)
+        }
+    }
+
+    /// Creates the upload of live data, whose length comes with its last `PATCH`; refused
+    /// before anything is pulled from the source when the server cannot defer the length.
+    func startLive(with capabilities: TusServerCapabilities) async throws(BlobUploadError) {
+        guard capabilities.extensions.contains("creation-defer-length") else {
+            throw .deferLengthUnsupported(endpoint: client.endpoint.absoluteString, source: source.name)
+        }
+        try await reader.startLive()
+        try await createUpload()
+    }
+
+    /// Creates a new upload of ``length``, or of a deferred length while it is not known.
+    func createUpload() async throws(BlobUploadError) {
+        var metadata = options.metadata
+        metadata["filename"] = filename
+        metadata["filetype"] = options.filetype
+        let length = self.length
+        let url = try await retrying { () async throws(BlobUploadError) in
+            try await client.create(
+                length: length, metadata: metadata, headers: options.headers, optionsShowedTus: optionsShowedTus)
+        }
+        uploadURL = url
+        lengthPending = length == nil
+        offset = 0
+        sentEnd = 0
+        mismatches = 0
+        emit(.created(uploadURL: url))
+    }
+
+    func resume(_ url: URL) async throws(BlobUploadError) {
+        if source.isLive {
+            throw .invalidOption(
+                name: "resuming",
+                reason: "\(source.name) is live data, read once from its first byte: it cannot continue the upload at \(url.absoluteString)")
+        }
+        uploadURL = url
+        let status: TusUploadStatus
+        do {
+            status = try await serverStatus()
+        } catch .uploadGone(let goneURL, let code) {
+            length = try await reader.start(at: 0)
+            try await restart(after: .uploadGone(url: goneURL, statusCode: code))
+            return
+        }
+        try await requireMatch(status, at: url)
+        length = try await reader.start(at: status.offset)
+        // An upload this run did not start: the server's offset is all there is to go by.
+        offset = status.offset
+        sentEnd = status.offset
+        emit(.resumed(uploadURL: url, offset: offset))
+    }
+
+    /// Refuses to continue the upload at `url` with a source that is not its blob, before a
+    /// byte is read at the server's offset (which may lie beyond a smaller source's end) or
+    /// sent: by length, and by the filename the upload carries where its metadata has one.
+    /// The name compared is the one the upload would be created with (``TusUploadOptions/filename``
+    /// when given), so a caller resumes a renamed file by giving its old name.
+    func requireMatch(_ status: TusUploadStatus, at url: URL) async throws(BlobUploadError) {
+        // A declared length needs no stream; otherwise the stream the upload continues with is
+        // opened at the server's offset to learn it (a source that must fetch its bytes, such
+        // as an HTTP server, is then asked once, from there). Nothing is read before the
+        // lengths agree; a source that ends before the offset names its length in the error.
+        let sourceLength: Int64
+        if let declared = source.length {
+            sourceLength = declared
+        } else {
+            do {
+                sourceLength = try await reader.start(at: status.offset)
+            } catch .source(.invalidOffset(_, _, let length?)) {
+                sourceLength = length
+            }
+        }
+        if status.length != sourceLength {
+            throw .lengthMismatch(url: url.absoluteString, serverLength: status.length, sourceLength: sourceLength)
+        }
+        if let uploadFilename = status.metadata["filename"], uploadFilename != filename {
+            throw .filenameMismatch(url: url.absoluteString, uploadFilename: uploadFilename, sourceFilename: filename)
+        }
+    }
+
+    /// The `filename` metadata a new upload gets.
+    var filename: String {
+        options.filename ?? Self.lastComponent(of: source.name)
+    }
+
+
+    static func lastComponent(of name: String) -> String {
+        let component = URL(string: name)?.lastPathComponent ?? (name as NSString).lastPathComponent
+        return component.isEmpty || component == "/" ? name : component
+    }
+
+    /// Compares the length a `HEAD` reports with the source's. A deferred length the server
+    /// does not have yet is declared again by the `PATCH` that ends the data; a length it has
+    /// must be the source's, and cannot come before the source's end is known.
+    func checkLength(_ status: TusUploadStatus) throws(BlobUploadError) {
+        let url = uploadURL?.absoluteString ?? ""
+        guard let serverLength = status.length else {
+            if source.isLive { lengthPending = true }
+            return
+        }
+        guard let length else {
+            throw .protocolViolation(
+                url: url,
+                reason: "the HEAD answered Upload-Length \(serverLength), but the length was deferred and has not been sent yet")
+        }
+        guard serverLength == length else {
+            throw .lengthMismatch(url: url, serverLength: serverLength, sourceLength: length)
+        }
+        lengthPending = false
+    }
+}
