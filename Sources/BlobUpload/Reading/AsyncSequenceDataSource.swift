@@ -1,4 +1,5 @@
 import BlobStream
+import Dispatch
 import Synchronization
 
 /// A data source over an `AsyncSequence` of byte chunks (`Data`, `[UInt8]`, any collection of
@@ -10,6 +11,11 @@ import Synchronization
 /// producer's chunk size however slowly the consumer reads. `close()` cancels that task, so a
 /// cancelled upload stops pulling. The data ends when the sequence does; an error the
 /// producer throws fails the read, and stays available as ``producerFailure``.
+///
+/// The task runs on dispatch's threads (``PullExecutor``), not on Swift's cooperative pool: a
+/// read of this source may block a thread that the pool's own threads wait for — URLSession's
+/// one work queue, which a streamed PUT's body read holds, and which every URLSession call
+/// made from the pool waits for — and the element it waits for must still be pulled then.
 final class AsyncSequenceDataSource<Chunks: AsyncSequence & Sendable>: BlobDataSource
 where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
     let resourceName: String
@@ -33,8 +39,10 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
             var waiter: (@Sendable () -> Void)?
             /// The pulling task, parked until a read wants the next element.
             var demand: CheckedContinuation<Bool, Never>?
-            /// A read wanted the next element before the task parked.
-            var demanded = false
+            /// A read found nothing to read: the next element is wanted, until it is delivered.
+            /// Reads that find nothing again meanwhile (a stream may retry after a stale wake-up)
+            /// want the same element, never one more.
+            var wantsMore = false
             var task: Task<Void, Never>?
         }
     }
@@ -68,7 +76,7 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
                 resource: resourceName, reason: "live data can be read only once; it cannot be opened again")))
             return
         }
-        let task = Task { await Self.pull(chunks, into: channel) }
+        let task = Task(executorPreference: PullExecutor.shared) { await Self.pull(chunks, into: channel) }
         let cancelNow = channel.state.withLock { state in
             state.task = task
             return state.closed
@@ -111,10 +119,9 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
             }
             if state.ended { return .answer(.end) }
             state.waiter = whenReadable
-            let parked = state.demand
-            state.demand = nil
-            if parked == nil { state.demanded = true }
-            return .wait(parked)
+            state.wantsMore = true
+            defer { state.demand = nil }
+            return .wait(state.demand)
         }
         switch step {
         case .answer(let result):
@@ -180,11 +187,9 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
                 return
             }
             deliver(to: channel) { state in
-                guard !element.isEmpty else {
-                    // Nothing to read: the read still waits, so the next element is wanted at once.
-                    state.demanded = true
-                    return false
-                }
+                // Nothing to read: the read still waits, and the next element is still wanted.
+                guard !element.isEmpty else { return false }
+                state.wantsMore = false
                 state.pending = element
                 state.consumed = 0
                 return true
@@ -197,10 +202,7 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
         await withCheckedContinuation { continuation in
             let answer = channel.state.withLock { state -> Bool? in
                 if state.closed { return false }
-                if state.demanded {
-                    state.demanded = false
-                    return true
-                }
+                if state.wantsMore { return true }
                 state.demand = continuation
                 return nil
             }
@@ -218,5 +220,18 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
             return state.waiter
         }
         waiter?()
+    }
+}
+
+/// Runs the tasks that pull live data on dispatch's global queue. A job that waits there for
+/// the cooperative pool (a producer fed by a task on the pool) can still be stuck behind a
+/// blocked pool, but the pulling itself never is.
+final class PullExecutor: TaskExecutor {
+    static let shared = PullExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        DispatchQueue.global().async { job.runSynchronously(on: executor) }
     }
 }

@@ -147,6 +147,13 @@ final class ChunkReader: @unchecked Sendable {
         }
     }
 
+    /// Stops the reader at once, from any thread, for an upload that failed or was cancelled:
+    /// a read blocked in a stream that may be closed from any thread returns (a read ahead
+    /// could otherwise go on pulling live data), and no later read starts.
+    func interrupt() {
+        interrupter.interrupt()
+    }
+
     /// Closes the current stream; the next chunk opens a new one.
     func close() async {
         let reader = self

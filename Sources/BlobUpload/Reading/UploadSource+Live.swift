@@ -58,10 +58,9 @@ extension UploadSource {
         name: String, opening dataSource: any BlobDataSource,
         producerFailure: (@Sendable () -> BlobUploadError?)?
     ) -> UploadSource {
-        let handout = StreamHandout()
+        let handout = StreamHandout(ReadOnceDataSource(dataSource))
         return UploadSource(name: name, length: nil, isLive: true, producerFailure: producerFailure) { offset, _ in
-            let stream = try handout.take(at: offset, name: name) { BlobInputStream(dataSource: dataSource) }
-            return Positioned(stream: stream, startOffset: 0)
+            Positioned(stream: try handout.take(at: offset, name: name), startOffset: 0)
         }
     }
 }
@@ -69,28 +68,67 @@ extension UploadSource {
 /// Hands out the one stream live data can have, at its first byte; anything else would need
 /// bytes that are gone.
 private final class StreamHandout: Sendable {
-    private let state = Mutex<Handed?>(nil)
+    private let dataSource: ReadOnceDataSource
+    private let handedOut = Mutex(false)
 
-    /// The stream given out, for how far it has read.
-    private struct Handed: @unchecked Sendable {
-        weak var stream: BlobInputStream?
+    init(_ dataSource: ReadOnceDataSource) {
+        self.dataSource = dataSource
     }
 
-    /// The stream `make` makes, the first time and at offset 0; otherwise
+    /// A stream over the data source, the first time and at offset 0; otherwise
     /// ``BlobUploadError/notReplayable(source:offset:available:)``.
-    func take(at offset: Int64, name: String, _ make: () -> BlobInputStream) throws(BlobUploadError) -> BlobInputStream {
-        let claim = state.withLock { handed -> BlobUploadError? in
-            if let handed {
-                return .notReplayable(source: name, offset: offset, available: handed.stream?.offset ?? offset)
-            }
-            guard offset == 0 else { return .notReplayable(source: name, offset: offset, available: 0) }
-            handed = Handed(stream: nil)
-            return nil
+    func take(at offset: Int64, name: String) throws(BlobUploadError) -> BlobInputStream {
+        let first = handedOut.withLock { handed in
+            defer { handed = true }
+            return !handed
         }
-        if let claim { throw claim }
-        let stream = make()
-        let record = Handed(stream: stream)
-        state.withLock { $0 = record }
-        return stream
+        guard first, offset == 0 else {
+            throw .notReplayable(source: name, offset: offset, available: first ? 0 : dataSource.reached)
+        }
+        return BlobInputStream(dataSource: dataSource)
     }
+}
+
+/// A live data source that counts how far it was read, for the error that says which bytes
+/// are gone; everything else goes to the source it wraps.
+private final class ReadOnceDataSource: BlobDataSource {
+    private let base: any BlobDataSource
+    private let end = Mutex<Int64>(0)
+
+    init(_ base: any BlobDataSource) {
+        self.base = base
+    }
+
+    /// The offset after the last byte read.
+    var reached: Int64 { end.withLock { $0 } }
+
+    var resourceName: String { base.resourceName }
+
+    var preferredBlockSize: Int { base.preferredBlockSize }
+
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        base.open(completion: completion)
+    }
+
+    func open(
+        at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
+        base.open(at: offset, completion: completion)
+    }
+
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        let result = base.read(into: buffer, at: offset, whenReadable: whenReadable)
+        if case .read(let count) = result {
+            end.withLock { $0 = max($0, offset + Int64(count)) }
+        }
+        return result
+    }
+
+    func close() { base.close() }
+
+    func reasonWaitingWouldDeadlock() -> String? { base.reasonWaitingWouldDeadlock() }
+
+    func confirmUnchanged(at offset: Int64) -> BlobStreamError? { base.confirmUnchanged(at: offset) }
 }

@@ -47,6 +47,16 @@ final class TusUpload {
     }
 
     func run(resuming existing: URL?) async throws(BlobUploadError) -> TusUploadResult {
+        do {
+            return try await runSteps(resuming: existing)
+        } catch {
+            // A read ahead may still wait in the source: stop it now, not when it returns.
+            reader.interrupt()
+            throw error
+        }
+    }
+
+    private func runSteps(resuming existing: URL?) async throws(BlobUploadError) -> TusUploadResult {
         try options.validate()
         let capabilities = try await discover()
         checksumAlgorithm = options.checksum.algorithm(for: capabilities)
