@@ -60,7 +60,7 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// The live data `source`, whose length is not known until it ends, cannot be uploaded to
     /// the tus server at `endpoint`: its `OPTIONS` answer does not list the
     /// `creation-defer-length` extension (`Tus-Extension`), which such an upload needs to create
-    /// the upload before its length is known. Nothing was read from the source or sent.
+    /// the upload before its length is known. Nothing was read from the source or uploaded.
     case deferLengthUnsupported(endpoint: String, source: String)
     /// The upload needs the bytes of the live data `source` from `offset` again (a retry from
     /// an offset the server went back to, a restart, a resume), but live data is read once, in
@@ -134,7 +134,7 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(source): the length is unknown, but a tus upload must announce it (Upload-Length)"
         case .deferLengthUnsupported(let endpoint, let source):
             return "\(endpoint): the tus server does not support the creation-defer-length extension (it is not in "
-                + "Tus-Extension), which an upload of \(source), live data of unknown length, needs; nothing was sent"
+                + "Tus-Extension), which an upload of \(source), live data of unknown length, needs; nothing was uploaded"
         case .notReplayable(let source, let offset, let available):
             return "\(source): live data is read only once, in order: the upload needs its bytes from offset \(offset) "
                 + "again, but only those from offset \(available) on are still at hand; start a new upload"

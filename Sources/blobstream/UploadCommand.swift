@@ -5,7 +5,7 @@ import Foundation
 /// `blobstream upload`: a resumable tus 1.0 upload of a file or URL.
 enum UploadCommand: Command {
     static let words = ["upload"]
-    static let summary = "upload a file or URL to a tus server, resumably"
+    static let summary = "upload a file, URL or standard input to a tus server, resumably"
     static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype"]
     static let flagOptions: Set<String> = ["--restart-if-gone"]
 
@@ -22,8 +22,12 @@ enum UploadCommand: Command {
         Uploads <path-or-url> (a file, or a file:, asset:, http: or https: URL) to the tus 1.0
         server at <tus-endpoint>, an http:// or https:// URL, in chunks read straight from the
         source: no temp files, about two chunks of memory. Every chunk carries Upload-Checksum
-        when the server supports it. A tus upload announces its length when it is created, so
-        the source cannot be standard input or a pipe (use 'blobstream put' for those).
+        when the server supports it.
+
+        - (standard input), a FIFO or a device is read once, as it comes, and its length is
+        sent with the last chunk: the server must support the creation-defer-length extension
+        (the command says so when it does not). Such an upload cannot be resumed, and a
+        failed chunk is retried only while it is still in memory.
 
         As soon as the upload exists, its URL is printed as the first line of standard output:
         keep it to continue after Ctrl-C or a crash with --resume. On success the upload URL is
@@ -62,7 +66,7 @@ enum UploadCommand: Command {
             try HTTPURLArgument.parse(text, role: "an upload (--resume)")
         }
         try AssetLibraryOption.register(arguments)
-        let source = try source(for: sourceName)
+        let source = try source(for: sourceName, resuming: resume)
         let client = TusClient(endpoint: endpoint)
         let control = UploadSupport.Control()
         let reporter = UploadReporter(
@@ -95,19 +99,24 @@ enum UploadCommand: Command {
         }
     }
 
-    /// The upload source for `argument`; refuses pipes, whose length is unknown.
-    private static func source(for argument: String) throws(CommandFailure) -> UploadSource {
+    /// The upload source for `argument`: pipes are live data, read once, of unknown length.
+    /// Refuses to continue an upload with one: their bytes cannot be read again.
+    private static func source(for argument: String, resuming: URL?) throws(CommandFailure) -> UploadSource {
         let input: InputArgument
         do throws(BlobStreamError) {
             input = try InputArgument(argument)
         } catch {
             throw .runtime(ErrorPresenter.message(error, subject: argument))
         }
-        switch input {
-        case .standardInput, .pipe:
+        if input.isPipe, resuming != nil {
             let name = argument == "-" ? "standard input" : argument
-            throw .usage("\(name) is a pipe, whose length is unknown until it ends, but a tus upload must announce "
-                + "its length (Upload-Length) when it is created; upload a file, or send a pipe with 'blobstream put'")
+            throw .usage("\(name) is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
+        }
+        switch input {
+        case .standardInput:
+            return .live(name: argument, dataSource: PipeDataSource.standardInput())
+        case .pipe(let path):
+            return .live(name: path, dataSource: PipeDataSource(path: path))
         case .file(let path):
             return .file(path: path)
         case .url(let url):

@@ -61,11 +61,42 @@ import Testing
         #expect(offset.standardError.contains("-: a pipe is read once and in order: offset 5 was asked"))
     }
 
-    @Test func aTusUploadRefusesAPipeAndSaysWhy() throws {
-        let result = try CLIProcess.run(["upload", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
+    /// A pipe's length is known only at its end: the tus upload defers it (creation-defer-length)
+    /// and sends it with the last chunk.
+    @Test func aTusUploadOfStandardInputDefersItsLength() throws {
+        try TestServers.requireTus()
+        let result = try CLIProcess.run(
+            ["upload", "--chunk-size", "1M", "-", TestServers.tusFilesURL.absoluteString], standardInput: Self.bytes)
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        let uploadURL = try #require(URL(string: lines.last ?? ""))
+        defer { TestServers.removeUploads([uploadURL]) }
+        #expect(lines.first == lines.last)
+        #expect(try TempFiles.sha256(ofFileAtPath: TestServers.tusDataPath(forUpload: uploadURL)) == TempFiles.sha256(of: Self.bytes))
+    }
+
+    /// A server without creation-defer-length cannot take a pipe, and the command says so,
+    /// naming the server, before it reads anything.
+    @Test func aTusUploadOfAPipeNeedsDeferLengthAndSaysWhy() throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(
+                status: "204 No Content",
+                fields: ["Tus-Resumable": "1.0.0", "Tus-Version": "1.0.0", "Tus-Extension": "creation,termination"])
+        }
+        defer { server.stop() }
+        let endpoint = "http://127.0.0.1:\(server.port)/files/"
+        let result = try CLIProcess.run(["upload", "-", endpoint], standardInput: Data("abc".utf8))
+        #expect(result.status == 1)
+        #expect(result.standardError.contains(endpoint), "\(result.standardError)")
+        #expect(result.standardError.contains("creation-defer-length"))
+        #expect(server.requests.map(\.target) == ["/files/"])
+    }
+
+    @Test func aPipeCannotContinueAnUpload() throws {
+        let result = try CLIProcess.run(
+            ["upload", "--resume", "http://127.0.0.1:1/files/a", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
         #expect(result.status == 64)
-        #expect(result.standardError.hasPrefix("blobstream upload: standard input is a pipe, whose length is unknown"))
-        #expect(result.standardError.contains("blobstream put"))
+        #expect(result.standardError.hasPrefix("blobstream upload: standard input is read once, as it comes, so it cannot continue"))
     }
 
     @Test func putSendsStandardInput() throws {
