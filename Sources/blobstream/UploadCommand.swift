@@ -67,6 +67,8 @@ enum UploadCommand: Command {
         }
         try AssetLibraryOption.register(arguments)
         let source = try source(for: sourceName, resuming: resume)
+        // A pipe's bytes are gone once read: its upload cannot be continued.
+        let resumable = (try? InputArgument(sourceName))?.isPipe != true
         let client = TusClient(endpoint: endpoint)
         let control = UploadSupport.Control()
         let reporter = UploadReporter(
@@ -80,7 +82,9 @@ enum UploadCommand: Command {
         let uploadURL = reporter.uploadURL ?? resume?.absoluteString
         if case .failure = outcome.result, let status = outcome.interruption.exitStatus {
             let what = outcome.interruption.signalName
-            if let uploadURL {
+            if let uploadURL, !resumable {
+                console.error("\(sourceName): upload \(what); \(uploadURL) is incomplete, and input read once cannot continue it")
+            } else if let uploadURL {
                 console.error("\(sourceName): upload \(what); continue with --resume \(uploadURL)")
             } else {
                 console.error("\(sourceName): upload \(what) before the server created an upload; nothing to resume")
@@ -94,7 +98,7 @@ enum UploadCommand: Command {
         case .failure(let failure):
             let error = outcome.stopReason ?? failure
             var message = ErrorPresenter.message(error, subject: sourceName)
-            if let uploadURL { message += " (continue with --resume \(uploadURL))" }
+            if let uploadURL, resumable { message += " (continue with --resume \(uploadURL))" }
             throw .runtime(message)
         }
     }

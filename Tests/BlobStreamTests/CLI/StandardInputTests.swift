@@ -92,6 +92,23 @@ import Testing
         #expect(server.requests.map(\.target) == ["/files/"])
     }
 
+    /// Interrupted, the upload of standard input says it cannot be continued, rather than
+    /// offering a --resume that would send other bytes.
+    @Test func anInterruptedUploadOfStandardInputOffersNoResume() throws {
+        try TestServers.requireTus()
+        let process = try CLIProcess(["upload", "--chunk-size", "64K", "-", TestServers.tusFilesURL.absoluteString])
+        process.write(Data(Self.bytes.prefix(200_000)))
+        #expect(process.waitForStandardOutput(containing: "\n"))
+        #expect(process.waitUntilHandlingSignals())
+        process.send(SIGINT)
+        let result = process.wait()
+        let uploadURL = try #require(URL(string: result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""))
+        defer { TestServers.removeUploads([uploadURL]) }
+        #expect(result.status == 130, "\(result.standardError)")
+        #expect(result.standardError.contains("input read once cannot continue it"), "\(result.standardError)")
+        #expect(!result.standardError.contains("--resume"))
+    }
+
     @Test func aPipeCannotContinueAnUpload() throws {
         let result = try CLIProcess.run(
             ["upload", "--resume", "http://127.0.0.1:1/files/a", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
