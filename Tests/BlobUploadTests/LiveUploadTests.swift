@@ -182,6 +182,33 @@ import Testing
         #expect(server.requests.filter { $0.hasPrefix("PATCH") }.count == 2)
     }
 
+    /// A gone upload is started over only while the first chunk is still in hand; later, no
+    /// new upload is created that could never get the bytes before.
+    @Test func aGoneUploadStartsOverOnlyFromTheFirstChunk() async throws {
+        let gone = "HTTP/1.1 404 Not Found\r\nTus-Resumable: 1.0.0\r\nContent-Length: 0\r\n\r\n"
+        var options = ScriptedTus.options(chunkSize: 1000)
+        options.restartIfGone = true
+
+        let early = try ScriptedHTTPServer(connections: [[
+            Self.deferOptions, ScriptedTus.created("/files/a"), gone, ScriptedTus.created("/files/b"), ScriptedTus.patched(600),
+        ]])
+        defer { early.stop() }
+        let result = try await TusClient(endpoint: ScriptedTus.endpoint(early)).upload(
+            .live(name: "live.bin", GeneratedBytes(size: 600, seed: 83)), options: options)
+        #expect(result.uploadURL.path == "/files/b")
+        #expect(result.length == 600)
+
+        let late = try ScriptedHTTPServer(connections: [[
+            Self.deferOptions, ScriptedTus.created("/files/a"), ScriptedTus.patched(1000), gone,
+        ]])
+        defer { late.stop() }
+        await #expect(throws: BlobUploadError.notReplayable(source: "live.bin", offset: 0, available: 1000)) {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(late)).upload(
+                .live(name: "live.bin", GeneratedBytes(size: 5000, seed: 83)), options: options)
+        }
+        #expect(late.requests.filter { $0.hasPrefix("POST") }.count == 1)
+    }
+
     /// A `HEAD` that names a length before the client declared one invents it.
     @Test func aLengthTheClientNeverSentIsRefused() async throws {
         let server = try ScriptedHTTPServer(connections: [[

@@ -184,7 +184,11 @@ public final class TusClient: Sendable {
     /// the offset the server reports.
     ///
     /// - Parameters:
-    ///   - source: Where the bytes come from.
+    ///   - source: Where the bytes come from. Live data of unknown length
+    ///     (``UploadSource/live(name:_:)``) needs a server with the creation-defer-length
+    ///     extension: the upload is created with `Upload-Defer-Length: 1`, and the `PATCH` that
+    ///     ends the data declares its length, the bytes sent; otherwise it fails with
+    ///     ``BlobUploadError/deferLengthUnsupported(endpoint:source:)`` before anything is read.
     ///   - uploadURL: An upload created earlier (by this or another process) to continue, or
     ///     `nil` to create one. Its `Upload-Length` must equal the source's length, and the
     ///     `filename` in its `Upload-Metadata`, where it has one, the filename the source would
