@@ -254,6 +254,19 @@ import Testing
         #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: expected))
     }
 
+    /// The same call sends any upload source: a file, its length checked.
+    @Test func aPutOfAFileSourceIsByteIdentical() async throws {
+        try TestServers.requireNginx()
+        let path = try makeRandomFile(size: 3_000_001, seed: 84)
+        defer { TempFiles.remove(path) }
+        let name = "source-put-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let response = try await StreamedUploader().upload(.file(path: path), to: TestServers.uploadURL.appendingPathComponent(name))
+        #expect(response.bytesSent == 3_000_001)
+        #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: path))
+    }
+
     @Test func aThrowingProducerFailsThePutAndNothingIsStored() async throws {
         try TestServers.requireNginx()
         var chunks = GeneratedBytes(size: 8 << 20, seed: 81)
