@@ -1,0 +1,35 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one way a transfer talks to its `URLProtocolClient`. Once ``close()`` has returned no
+/// client call starts again: `stopLoading` closes the gate, and a call already under way has
+/// finished by then (both hold the same lock). Closing also drops the protocol, which breaks
+/// the cycle protocol → transfer → gate → protocol.
+final class ProtocolClientGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var owner: URLProtocol?
+
+    init(owner: URLProtocol) {
+        self.owner = owner
+    }
+
+    /// Makes `call` with the client unless the gate is closed. Client calls only queue work
+    /// (FoundationNetworking adds operations to the session's delegate queue or resumes a
+    /// continuation), so holding the lock across them cannot block `stopLoading` for long.
+    func send(_ call: (any URLProtocolClient, URLProtocol) -> Void) {
+        lock.withLock {
+            guard let owner, let client = owner.client else { return }
+            call(client, owner)
+        }
+    }
+
+    /// Whether the gate is still open.
+    var isOpen: Bool { lock.withLock { owner != nil } }
+
+    /// Stops every later client call. Idempotent.
+    func close() {
+        lock.withLock { owner = nil }
+    }
+}
