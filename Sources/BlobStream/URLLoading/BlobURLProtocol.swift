@@ -24,7 +24,8 @@ import FoundationNetworking
 /// Threads: the client is called only on this protocol's own serial queue, never after
 /// `stopLoading`; no thread waits for a source.
 public final class BlobURLProtocol: URLProtocol {
-    private let queue = DispatchQueue(label: "BlobURLProtocol")
+    /// Serial, on a global (not overcommitting) queue: many requests share a few threads.
+    private let queue = DispatchQueue(label: "BlobURLProtocol", target: .global(qos: .userInitiated))
     private let lock = NSLock()
     private var transfer: BlobURLTransfer?
     private var gate: ProtocolClientGate?

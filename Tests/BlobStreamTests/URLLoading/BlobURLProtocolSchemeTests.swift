@@ -1,0 +1,102 @@
+import BlobStream
+import BlobTestSupport
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A source that generates its bytes (byte `i` is `i * 31 + 7`), like the README's example of
+/// a user-defined scheme.
+final class GeneratedDataSource: BlobDataSource {
+    let resourceName: String
+    let length: Int64
+
+    init(url: URL, length: Int64) {
+        self.resourceName = url.absoluteString
+        self.length = length
+    }
+
+    static func byte(at offset: Int64) -> UInt8 { UInt8(truncatingIfNeeded: offset &* 31 &+ 7) }
+
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        completion(.success(BlobSourceDescription(length: length, identity: "generated-\(length)", mediaType: "application/x-generated")))
+    }
+
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        let count = Int(min(Int64(buffer.count), length - offset))
+        guard count > 0 else { return .end }
+        for index in 0..<count { buffer[index] = Self.byte(at: offset + Int64(index)) }
+        return .read(count)
+    }
+
+    func close() {}
+}
+
+/// User-defined schemes work at once; `http`/`https` stay with URLSession; many tasks share a
+/// session without a thread each.
+@Suite struct BlobURLProtocolSchemeTests {
+    @Test func userDefinedSchemeWorksEndToEnd() async throws {
+        let scheme = URLLoading.uniqueScheme("map")
+        let url = URL(string: "\(scheme)://tiles/7")!
+        #expect(!BlobURLProtocol.canInit(with: URLRequest(url: url)))
+        BlobURLRegistry.shared.register(scheme: scheme) { url in GeneratedDataSource(url: url, length: 1_000_003) }
+        defer { BlobURLRegistry.shared.unregister(scheme: scheme) }
+        #expect(BlobURLProtocol.canInit(with: URLRequest(url: url)))
+        let (data, response) = try await URLLoading.session().data(from: url)
+        let http = try #require(response as? HTTPURLResponse)
+        #expect(http.statusCode == 200)
+        #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/x-generated")
+        #expect(http.mimeType == "application/x-generated")
+        #expect(http.value(forHTTPHeaderField: "ETag") == "\"generated-1000003\"")
+        #expect(data == Data((0..<1_000_003).map { GeneratedDataSource.byte(at: Int64($0)) }))
+    }
+
+    @Test func httpAndHTTPSStayWithURLSession() {
+        #expect(BlobURLRegistry.shared.schemes.contains("http"))
+        #expect(!BlobURLProtocol.canInit(with: URLRequest(url: URL(string: "http://127.0.0.1/x")!)))
+        #expect(!BlobURLProtocol.canInit(with: URLRequest(url: URL(string: "HTTPS://example.com/x")!)))
+        #expect(BlobURLProtocol.canInit(with: URLRequest(url: URL(fileURLWithPath: "/etc/hostname"))))
+    }
+
+    @Test func installPutsTheProtocolFirstOnce() {
+        let configuration = URLSessionConfiguration.ephemeral
+        BlobURLProtocol.install(into: configuration)
+        BlobURLProtocol.install(into: configuration)
+        let classes = configuration.protocolClasses ?? []
+        #expect(classes.first == BlobURLProtocol.self)
+        #expect(classes.filter { $0 == BlobURLProtocol.self }.count == 1)
+        #expect(classes.count > 1, "URLSession's own protocols stay")
+    }
+
+    @Test func sixtyFourConcurrentTasksAreByteIdenticalWithoutAThreadEach() async throws {
+        let fixture = try URLAssetFixture()
+        defer { fixture.remove() }
+        let path = try fixture.add("shared.bin", size: (2 << 20) + 17, seed: 64)
+        let expected = try Data(contentsOf: URL(fileURLWithPath: path))
+        let session = URLLoading.session()
+        let baseline = URLLoading.threadCount()
+        let results = await withTaskGroup(of: (Bool, Int).self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let url = fixture.url("shared.bin")
+                    if index % 2 == 0 {
+                        let (data, _, error) = await URLLoading.completionTask(session, URLRequest(url: url))
+                        return (error == nil && data == expected, URLLoading.threadCount())
+                    }
+                    let data = try? await session.data(from: url).0
+                    return (data == expected, URLLoading.threadCount())
+                }
+            }
+            var all: [(Bool, Int)] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 64)
+        #expect(results.filter { !$0.0 }.isEmpty)
+        let peak = results.map(\.1).max() ?? 0
+        #expect(peak - baseline < 32, "threads went from \(baseline) to \(peak) for 64 tasks")
+    }
+}
