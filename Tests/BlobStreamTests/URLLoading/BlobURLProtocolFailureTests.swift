@@ -50,10 +50,11 @@ import FoundationNetworking
         } catch {
             #expect(error is BlobStreamError)
             let nsError = error as NSError
-            // Swift's default bridging: the type's name as domain and a code the README
-            // tells callers not to rely on; `error as? BlobStreamError` is the way.
+            // Swift's default bridging: the type's name as domain, the message as description,
+            // a code not to rely on, and the typed value gone for good once bridged.
             #expect(nsError.domain == "BlobStreamError")
-            #expect((nsError as any Error) is BlobStreamError)
+            #expect(nsError.localizedDescription.contains("?id=gone"))
+            #expect(!((nsError as any Error) is BlobStreamError))
         }
     }
 
