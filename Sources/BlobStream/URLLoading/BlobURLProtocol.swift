@@ -59,7 +59,7 @@ public final class BlobURLProtocol: URLProtocol {
 
     /// Opens the URL's source and starts answering, asynchronously, on this protocol's queue.
     public override func startLoading() {
-        let gate = ProtocolClientGate(owner: self)
+        let gate = ProtocolClientGate(owner: self, queue: queue)
         let request = self.request
         let delivery = BodyDelivery.choose(for: task)
         let source: any BlobDataSource

@@ -10,15 +10,21 @@ import FoundationNetworking
 final class ProtocolClientGate: @unchecked Sendable {
     private let lock = NSLock()
     private var owner: URLProtocol?
+    private let queue: DispatchQueue
 
-    init(owner: URLProtocol) {
+    /// `queue` is the protocol's serial queue, the only one client calls may come from.
+    init(owner: URLProtocol, queue: DispatchQueue) {
         self.owner = owner
+        self.queue = queue
     }
 
     /// Makes `call` with the client unless the gate is closed. Client calls only queue work
     /// (FoundationNetworking adds operations to the session's delegate queue or resumes a
     /// continuation), so holding the lock across them cannot block `stopLoading` for long.
     func send(_ call: (any URLProtocolClient, URLProtocol) -> Void) {
+        #if DEBUG
+        dispatchPrecondition(condition: .onQueue(queue))  // so every test checks the thread rule
+        #endif
         lock.withLock {
             guard let owner, let client = owner.client else { return }
             call(client, owner)

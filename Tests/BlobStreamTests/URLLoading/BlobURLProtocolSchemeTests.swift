@@ -61,6 +61,23 @@ final class GeneratedDataSource: BlobDataSource {
         #expect(BlobURLProtocol.canInit(with: URLRequest(url: URL(fileURLWithPath: "/etc/hostname"))))
     }
 
+    @Test func responsesAreNotStoredInURLCache() async throws {
+        let fixture = try URLAssetFixture()
+        defer { fixture.remove() }
+        try fixture.add("small", size: 4096)
+        let cache = URLCache(memoryCapacity: 16 << 20, diskCapacity: 0, diskPath: nil)
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = cache
+        configuration.requestCachePolicy = .returnCacheDataElseLoad
+        BlobURLProtocol.install(into: configuration)
+        let session = URLSession(configuration: configuration)
+        let request = URLRequest(url: fixture.url("small"))
+        let (data, response) = try await session.data(for: request)
+        #expect(data.count == 4096)
+        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Cache-Control") == "no-store")
+        #expect(cache.cachedResponse(for: request) == nil)
+    }
+
     @Test func installPutsTheProtocolFirstOnce() {
         let configuration = URLSessionConfiguration.ephemeral
         BlobURLProtocol.install(into: configuration)
