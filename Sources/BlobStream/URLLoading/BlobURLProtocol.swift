@@ -28,6 +28,7 @@ public final class BlobURLProtocol: URLProtocol {
     private let queue = DispatchQueue(label: "BlobURLProtocol", target: .global(qos: .userInitiated))
     private let lock = NSLock()
     private var transfer: BlobURLTransfer?
+    private var stopped: BlobURLTransfer?
     private var gate: ProtocolClientGate?
 
     /// Puts ``BlobURLProtocol`` first in `configuration.protocolClasses`, so sessions made from
@@ -75,7 +76,12 @@ public final class BlobURLProtocol: URLProtocol {
             }
             return
         }
-        let transfer = BlobURLTransfer(request: request, source: source, delivery: delivery, gate: gate, queue: queue)
+        // A start after a stop is a resumed task (FoundationNetworking's suspend/resume): go on
+        // from what the client already has. The stopped transfer's state lives on `queue`.
+        let previous = lock.withLock { stopped }
+        let resuming = previous.flatMap { previous in queue.sync { previous.resumePoint() } }
+        let transfer = BlobURLTransfer(
+            request: request, source: source, delivery: delivery, gate: gate, queue: queue, resuming: resuming)
         lock.withLock {
             self.gate = gate
             self.transfer = transfer
@@ -85,11 +91,14 @@ public final class BlobURLProtocol: URLProtocol {
 
     /// Closes the source at once; no client call comes after this returns.
     public override func stopLoading() {
-        let (gate, transfer) = lock.withLock {
-            defer { self.transfer = nil }
+        let (gate, running) = lock.withLock {
+            defer {
+                if let current = self.transfer { stopped = current }
+                self.transfer = nil
+            }
             return (self.gate, self.transfer)
         }
         gate?.close()
-        transfer?.stop()
+        running?.stop()
     }
 }

@@ -17,6 +17,18 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     /// queue.
     static let window = 4
 
+    /// How far a stopped transfer got, so a `startLoading` after `stopLoading` (what
+    /// FoundationNetworking's `suspend()`/`resume()` do) continues instead of starting over.
+    struct ResumePoint {
+        /// The response already sent.
+        var plan: BlobResponsePlan
+        /// The blob's length when that response was sent.
+        var length: Int64?
+        /// Body bytes the client already has (streamed delivery only; a whole body is sent at
+        /// the end, so there it is 0).
+        var delivered: Int64
+    }
+
     private let request: URLRequest
     private let source: DescribedDataSource
     private let stream: BlobInputStream
@@ -29,12 +41,19 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private var remaining: Int64?
     private var body = Data()
     private var filled = 0
+    private var delivered: Int64 = 0
+    private var length: Int64?
+    private let resuming: ResumePoint?
     private var credits = BlobURLTransfer.window
     private var readWanted = false
     private var done = false
 
-    init(request: URLRequest, source: any BlobDataSource, delivery: BodyDelivery, gate: ProtocolClientGate, queue: DispatchQueue) {
+    init(
+        request: URLRequest, source: any BlobDataSource, delivery: BodyDelivery, gate: ProtocolClientGate,
+        queue: DispatchQueue, resuming: ResumePoint?
+    ) {
         self.request = request
+        self.resuming = resuming
         self.source = DescribedDataSource(source)
         self.stream = BlobInputStream(dataSource: self.source, mode: .asynchronous)
         self.delivery = delivery
@@ -46,9 +65,17 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     func start() {
         stream.delegate = self
         stream.delegateQueue = queue
-        let start = BlobResponsePlan.startOffsetBeforeOpen(for: request)
+        let start = resuming.map { $0.plan.start + $0.delivered } ?? BlobResponsePlan.startOffsetBeforeOpen(for: request)
         if start > 0 { try? stream.seek(to: start) }
         stream.open()
+    }
+
+    /// Where a later transfer of the same task continues; call on the protocol's queue after
+    /// ``stop()``. `nil` when no response was sent yet (start afresh).
+    func resumePoint() -> ResumePoint? {
+        guard let plan else { return nil }
+        if case .whole = delivery { return ResumePoint(plan: plan, length: length, delivered: 0) }
+        return ResumePoint(plan: plan, length: length, delivered: delivered)
     }
 
     /// Closes the source at once; callable from any thread. The caller closes the gate first,
@@ -72,14 +99,39 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         guard let description = source.firstDescription else {
             return fail(.sourceFailed(resource: source.resourceName, reason: "the source opened without a description"))
         }
+        if let resuming { return resume(resuming, description: description) }
         let plan = BlobResponsePlan(request: request, description: description)
         if plan.sendsBody, plan.start != stream.offset {
             do throws(BlobStreamError) { try stream.seek(to: plan.start) } catch { return fail(error) }
         }
+        length = description.length
         sendResponse(plan)
         guard plan.sendsBody, plan.count != 0 else { return finish() }
-        remaining = plan.count
-        if case .whole = delivery, let count = plan.count { body = Data(count: Int(count)) }
+        startBody(count: plan.count)
+    }
+
+    /// Continues a body whose response an earlier transfer sent, if the blob is still the one
+    /// that response described.
+    private func resume(_ point: ResumePoint, description: BlobSourceDescription) {
+        let start = point.plan.start + point.delivered
+        guard description.length == point.length,
+            BlobResponsePlan.entityTag(for: description.identity) == point.plan.headerFields["ETag"]
+        else {
+            return fail(.sourceChanged(resource: source.resourceName, offset: start, reason: "the blob changed while the task was suspended"))
+        }
+        plan = point.plan
+        length = point.length
+        delivered = point.delivered
+        guard point.plan.sendsBody, point.plan.count.map({ $0 > point.delivered }) ?? true else { return finish() }
+        if start != stream.offset {
+            do throws(BlobStreamError) { try stream.seek(to: start) } catch { return fail(error) }
+        }
+        startBody(count: point.plan.count.map { $0 - point.delivered })
+    }
+
+    private func startBody(count: Int64?) {
+        remaining = count
+        if case .whole = delivery, let count { body = Data(count: Int(count)) }
         pump()
     }
 
@@ -135,7 +187,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     /// past it (FoundationNetworking queues `didReceive(data)` there before this operation).
     private func deliver(_ chunk: Data, through delegateQueue: OperationQueue) {
         credits -= 1
-        gate.send { client, owner in client.urlProtocol(owner, didLoad: chunk) }
+        if gate.send({ client, owner in client.urlProtocol(owner, didLoad: chunk) }) { delivered += Int64(chunk.count) }
         delegateQueue.addOperation { [queue] in
             queue.async {
                 self.credits += 1
@@ -155,7 +207,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
 
     private func openOrReadFailed() {
         let error = stream.blobError ?? .sourceFailed(resource: source.resourceName, reason: "the stream failed without an error")
-        if plan == nil, case .invalidOffset(_, _, let length) = error {
+        if plan == nil, resuming == nil, case .invalidOffset(_, _, let length) = error {
             // A `bytes=a-` start at or past the end, refused by the open.
             let plan = BlobResponsePlan.unsatisfiable(length: length)
             sendResponse(plan)

@@ -21,13 +21,16 @@ final class ProtocolClientGate: @unchecked Sendable {
     /// Makes `call` with the client unless the gate is closed. Client calls only queue work
     /// (FoundationNetworking adds operations to the session's delegate queue or resumes a
     /// continuation), so holding the lock across them cannot block `stopLoading` for long.
-    func send(_ call: (any URLProtocolClient, URLProtocol) -> Void) {
+    /// - Returns: Whether the call was made.
+    @discardableResult
+    func send(_ call: (any URLProtocolClient, URLProtocol) -> Void) -> Bool {
         #if DEBUG
         dispatchPrecondition(condition: .onQueue(queue))  // so every test checks the thread rule
         #endif
-        lock.withLock {
-            guard let owner, let client = owner.client else { return }
+        return lock.withLock {
+            guard let owner, let client = owner.client else { return false }
             call(client, owner)
+            return true
         }
     }
 

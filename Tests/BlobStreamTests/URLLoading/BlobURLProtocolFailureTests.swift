@@ -141,6 +141,39 @@ import FoundationNetworking
         #expect(delegate.outcome.eventsAfterCompletion == 0)
     }
 
+    /// FoundationNetworking's `suspend()` calls `stopLoading` and `resume()` calls
+    /// `startLoading` again on the same protocol object: the body must go on where it stopped,
+    /// not start again (which would hand the delegate the first blocks twice).
+    @Test(arguments: [false, true])
+    func suspendedAndResumedTaskGetsEveryByteOnce(delegateTask: Bool) async throws {
+        let bytes = TempFiles.pseudoRandomBytes(count: 6 << 20, seed: 15)
+        let source = ProbeDataSource(bytes: bytes, preferredBlockSize: 256 << 10)
+        let (url, scheme) = scheme { _ in source }
+        defer { BlobURLRegistry.shared.unregister(scheme: scheme) }
+        if delegateTask {
+            let delegate = RecordingDataDelegate()
+            delegate.onFirstChunk = { task in
+                task.suspend()
+                task.resume()
+            }
+            URLLoading.session(delegate: delegate).dataTask(with: url).resume()
+            let outcome = await delegate.completion()
+            #expect(outcome.error == nil)
+            #expect(outcome.received == bytes.count)
+            #expect(outcome.bytes == Data(bytes))
+        } else {
+            let session = URLLoading.session()
+            let result: (Data?, (any Error)?) = await withCheckedContinuation { continuation in
+                let task = session.dataTask(with: url) { data, _, error in continuation.resume(returning: (data, error)) }
+                task.resume()
+                task.suspend()
+                task.resume()
+            }
+            #expect(result.1 == nil)
+            #expect(result.0 == Data(bytes))
+        }
+    }
+
     @Test func cancelledProbeSourceIsClosedAndNotReadAfterwards() async throws {
         let source = ProbeDataSource(bytes: TempFiles.pseudoRandomBytes(count: 8 << 20, seed: 14), preferredBlockSize: 256 << 10)
         let (url, scheme) = scheme { _ in source }

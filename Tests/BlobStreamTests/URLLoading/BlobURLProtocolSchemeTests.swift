@@ -1,6 +1,7 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
+import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -88,32 +89,70 @@ final class GeneratedDataSource: BlobDataSource {
         #expect(classes.count > 1, "URLSession's own protocols stay")
     }
 
+    /// All 64 tasks are held at once with their sources waiting for bytes; a design with a
+    /// thread per request would have 64 more threads then. The thread count is the smallest of
+    /// several samples, so threads of tests running alongside come and go without deciding.
     @Test func sixtyFourConcurrentTasksAreByteIdenticalWithoutAThreadEach() async throws {
-        let fixture = try URLAssetFixture()
-        defer { fixture.remove() }
-        let path = try fixture.add("shared.bin", size: (2 << 20) + 17, seed: 64)
-        let expected = try Data(contentsOf: URL(fileURLWithPath: path))
+        let bytes = TempFiles.pseudoRandomBytes(count: (1 << 20) + 17, seed: 64)
+        let expected = Data(bytes)
+        let stall = StallGate()
+        let scheme = URLLoading.uniqueScheme("many")
+        BlobURLRegistry.shared.register(scheme: scheme) { _ in
+            let source = ProbeDataSource(bytes: bytes, preferredBlockSize: 256 << 10)
+            source.onRead { _, wake in stall.hold(wake) }
+            return source
+        }
+        defer { BlobURLRegistry.shared.unregister(scheme: scheme) }
         let session = URLLoading.session()
         let baseline = URLLoading.threadCount()
-        let results = await withTaskGroup(of: (Bool, Int).self) { group in
+        async let results = withTaskGroup(of: Bool.self) { group in
             for index in 0..<64 {
                 group.addTask {
-                    let url = fixture.url("shared.bin")
+                    let url = URL(string: "\(scheme)://blob/\(index)")!
                     if index % 2 == 0 {
                         let (data, _, error) = await URLLoading.completionTask(session, URLRequest(url: url))
-                        return (error == nil && data == expected, URLLoading.threadCount())
+                        return error == nil && data == expected
                     }
-                    let data = try? await session.data(from: url).0
-                    return (data == expected, URLLoading.threadCount())
+                    return (try? await session.data(from: url).0) == expected
                 }
             }
-            var all: [(Bool, Int)] = []
+            var all: [Bool] = []
             for await result in group { all.append(result) }
             return all
         }
-        #expect(results.count == 64)
-        #expect(results.filter { !$0.0 }.isEmpty)
-        let peak = results.map(\.1).max() ?? 0
-        #expect(peak - baseline < 32, "threads went from \(baseline) to \(peak) for 64 tasks")
+        while stall.heldCount < 64 { try await Task.sleep(for: .milliseconds(5)) }
+        var fewest = Int.max
+        for _ in 0..<10 {
+            fewest = min(fewest, URLLoading.threadCount())
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        stall.release()
+        let all = await results
+        #expect(all.count == 64)
+        #expect(all.filter { !$0 }.isEmpty)
+        #expect(fewest - baseline < 64, "\(baseline) threads before, \(fewest) with 64 tasks waiting")
+    }
+}
+
+/// Holds every first read of the sources that ask it, until ``release()``.
+private final class StallGate: Sendable {
+    private let state = Mutex<(released: Bool, held: [@Sendable () -> Void])>((false, []))
+
+    var heldCount: Int { state.withLock { $0.held.count } }
+
+    func hold(_ wake: @escaping @Sendable () -> Void) -> ProbeDataSource.ReadDecision {
+        state.withLock { state in
+            if state.released { return .serve }
+            state.held.append(wake)
+            return .answer(.wouldBlock)
+        }
+    }
+
+    func release() {
+        let held = state.withLock { state in
+            state.released = true
+            return state.held
+        }
+        for wake in held { wake() }
     }
 }
