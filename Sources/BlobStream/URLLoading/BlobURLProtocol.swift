@@ -21,8 +21,10 @@ import FoundationNetworking
 /// ``BodyDelivery``), and completion-handler and `async` data tasks get the body in one piece,
 /// while delegate data tasks get it block by block with bounded memory.
 ///
-/// Threads: the client is called only on this protocol's own serial queue, never after
-/// `stopLoading`; no thread waits for a source.
+/// Threads: the source is read on this protocol's own serial queue, and the client is called on
+/// the queue that called `startLoading` (the task's work queue, where FoundationNetworking's own
+/// protocols call it; see ``ProtocolClientGate``), never after `stopLoading`. No thread waits
+/// for a source.
 public final class BlobURLProtocol: URLProtocol {
     /// Serial, on a global (not overcommitting) queue: many requests share a few threads.
     private let queue = DispatchQueue(label: "BlobURLProtocol", target: .global(qos: .userInitiated))
@@ -60,7 +62,10 @@ public final class BlobURLProtocol: URLProtocol {
 
     /// Opens the URL's source and starts answering, asynchronously, on this protocol's queue.
     public override func startLoading() {
-        let gate = ProtocolClientGate(owner: self, queue: queue)
+        // The client is answered on the queue that called this (the task's work queue); only if
+        // it cannot be found, on this protocol's own queue.
+        let clientQueue = task.flatMap(TaskInternals.workQueue(of:)) ?? queue
+        let gate = ProtocolClientGate(owner: self, clientQueue: clientQueue)
         let request = self.request
         let delivery = BodyDelivery.choose(for: task)
         let source: any BlobDataSource
@@ -70,10 +75,8 @@ public final class BlobURLProtocol: URLProtocol {
             source = try BlobURLRegistry.shared.dataSource(for: url)
         } catch {
             lock.withLock { self.gate = gate }
-            queue.async {
-                gate.send { client, owner in client.urlProtocol(owner, didFailWithError: error) }
-                gate.close()
-            }
+            gate.send { client, owner in client.urlProtocol(owner, didFailWithError: error) }
+            gate.closeAfterSent()
             return
         }
         // A start after a stop is a resumed task (FoundationNetworking's suspend/resume): go on

@@ -41,7 +41,8 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private var remaining: Int64?
     private var body = Data()
     private var filled = 0
-    private var delivered: Int64 = 0
+    /// Body bytes earlier transfers of the task delivered (after a suspend and resume).
+    private var deliveredBefore: Int64 = 0
     private var length: Int64?
     private let resuming: ResumePoint?
     private var credits = BlobURLTransfer.window
@@ -75,7 +76,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     func resumePoint() -> ResumePoint? {
         guard let plan else { return nil }
         if case .whole = delivery { return ResumePoint(plan: plan, length: length, delivered: 0) }
-        return ResumePoint(plan: plan, length: length, delivered: delivered)
+        return ResumePoint(plan: plan, length: length, delivered: deliveredBefore + gate.deliveredBodyBytes)
     }
 
     /// Closes the source at once; callable from any thread. The caller closes the gate first,
@@ -121,7 +122,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         }
         plan = point.plan
         length = point.length
-        delivered = point.delivered
+        deliveredBefore = point.delivered
         guard point.plan.sendsBody, point.plan.count.map({ $0 > point.delivered }) ?? true else { return finish() }
         if start != stream.offset {
             do throws(BlobStreamError) { try stream.seek(to: start) } catch { return fail(error) }
@@ -187,11 +188,13 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     /// past it (FoundationNetworking queues `didReceive(data)` there before this operation).
     private func deliver(_ chunk: Data, through delegateQueue: OperationQueue) {
         credits -= 1
-        if gate.send({ client, owner in client.urlProtocol(owner, didLoad: chunk) }) { delivered += Int64(chunk.count) }
-        delegateQueue.addOperation { [queue] in
-            queue.async {
-                self.credits += 1
-                if self.readWanted { self.pump() }
+        gate.send(bodyBytes: chunk.count) { [queue] client, owner in
+            client.urlProtocol(owner, didLoad: chunk)
+            delegateQueue.addOperation {
+                queue.async {
+                    self.credits += 1
+                    if self.readWanted { self.pump() }
+                }
             }
         }
     }
@@ -225,7 +228,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
             gate.send { client, owner in client.urlProtocol(owner, didLoad: data) }
         }
         gate.send { client, owner in client.urlProtocolDidFinishLoading(owner) }
-        gate.close()
+        gate.closeAfterSent()
     }
 
     private func fail(_ error: BlobStreamError) {
@@ -233,6 +236,6 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         stream.close()
         body = Data()
         gate.send { client, owner in client.urlProtocol(owner, didFailWithError: error) }
-        gate.close()
+        gate.closeAfterSent()
     }
 }

@@ -30,7 +30,7 @@ enum BodyDelivery {
     /// The delivery for `task`.
     ///
     /// FoundationNetworking keeps what tells the cases apart (the task's registered behaviour)
-    /// internal, so it is read by reflection: `task.session.taskRegistry.behaviours[id]`. This
+    /// internal, so it is read by reflection (``TaskInternals``). This
     /// runs in `startLoading`, which FoundationNetworking calls on the task's work queue, the
     /// queue that owns that registry. Anything unexpected — another Foundation, a renamed
     /// field — gives ``whole``: more memory for a streaming consumer, never less data.
@@ -43,28 +43,10 @@ enum BodyDelivery {
             )
         }
         guard task is URLSessionDataTask, !(task is URLSessionUploadTask),
-            let session = child("session", of: task) as? URLSession,
+            let session = TaskInternals.session(of: task),
             session.delegate is URLSessionDataDelegate,
-            let registry = child("taskRegistry", of: session),
-            let behaviours = child("behaviours", of: registry) as? [Int: Any],
-            let behaviour = behaviours[task.taskIdentifier],
-            String(describing: behaviour) == "callDelegate"
+            TaskInternals.behaviourName(of: task, in: session) == "callDelegate"
         else { return .whole }
         return .streamed(session.delegateQueue)
-    }
-
-    /// The stored property `label` of `subject` or of one of its superclasses, unwrapped when
-    /// it is an optional.
-    private static func child(_ label: String, of subject: Any) -> Any? {
-        var mirror: Mirror? = Mirror(reflecting: subject)
-        while let current = mirror {
-            if let value = current.children.first(where: { $0.label == label })?.value {
-                let inner = Mirror(reflecting: value)
-                guard inner.displayStyle == .optional else { return value }
-                return inner.children.first?.value
-            }
-            mirror = current.superclassMirror
-        }
-        return nil
     }
 }
