@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// One `startLoading`: an asynchronous ``BlobInputStream`` over the URL's source, its events
-/// on the protocol's serial queue, and every client call made from that queue.
+/// on the protocol's serial queue, and its client calls sent through a ``ProtocolClientGate``.
 ///
 /// The stream does what it does for any consumer: reopens a stale source at the same byte,
 /// fails a changed one with ``BlobStreamError/sourceChanged(resource:offset:reason:)``, never
