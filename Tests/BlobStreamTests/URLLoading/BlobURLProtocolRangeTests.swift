@@ -100,6 +100,37 @@ import FoundationNetworking
         #expect(try data == Data(contentsOf: URL(fileURLWithPath: first.fixture.store.path(of: "clip.bin")))[10...20])
     }
 
+    /// A delegate task streams a range block by block and stops at its last byte.
+    @Test func delegateTaskGetsExactlyTheRange() async throws {
+        let fixture = try URLAssetFixture()
+        defer { fixture.remove() }
+        let path = try fixture.add("clip.bin", size: Self.size, seed: 3)
+        var request = URLRequest(url: fixture.url("clip.bin"))
+        request.setValue("bytes=1000-2500000", forHTTPHeaderField: "Range")
+        let delegate = RecordingDataDelegate()
+        URLLoading.session(delegate: delegate).dataTask(with: request).resume()
+        let outcome = await delegate.completion()
+        #expect(outcome.error == nil)
+        #expect(outcome.response?.statusCode == 206)
+        #expect(outcome.chunkCount > 1)
+        #expect(try outcome.bytes == Data(contentsOf: URL(fileURLWithPath: path))[1000...2_500_000])
+    }
+
+    @Test func emptyBlobIsAnEmptyBodyAndAnyRangeIsUnsatisfiable() async throws {
+        let scheme = URLLoading.uniqueScheme("empty")
+        BlobURLRegistry.shared.register(scheme: scheme) { url in GeneratedDataSource(url: url, length: 0) }
+        defer { BlobURLRegistry.shared.unregister(scheme: scheme) }
+        let url = URL(string: "\(scheme)://nothing")!
+        let (data, response) = try await URLLoading.session().data(from: url)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length") == "0")
+        #expect(data.isEmpty)
+        var request = URLRequest(url: url)
+        request.setValue("bytes=0-", forHTTPHeaderField: "Range")
+        let (_, ranged) = try await URLLoading.session().data(for: request)
+        #expect((ranged as? HTTPURLResponse)?.statusCode == 416)
+    }
+
     @Test func entityTagOfAnyIdentityIsAValidHeaderValue() {
         #expect(BlobResponsePlan.entityTag(for: "123:456") == "\"123:456\"")
         let odd = BlobResponsePlan.entityTag(for: "a \"quoted\"\nline")
