@@ -55,6 +55,8 @@ enum Targets {
         case "crc32c-memory": return [.mbps(atLeast: 5000)]
         case "crc32c-blobinputstream-file": return [.ratio(atLeast: 0.3)]
         case "asset-directory-sync-64k": return [.ratio(atLeast: 0.8)]
+        case "urlprotocol-delegate-task": return [.ratio(atLeast: 0.5), .extra("peak_rss_growth_mib", atMost: 64)]
+        case "urlprotocol-async-data": return [.ratio(atLeast: 0.5)]
         case "http-source-sync-64k": return [.ratio(atLeast: 1.0), .extra("peak_rss_growth_mib", atMost: 64)]
         case "tus-upload-4m": return [.ratio(atLeast: 1.0), .extra("cpu_ratio", atMost: 0.4), .extra("peak_rss_growth_mib", atMost: 64)]
         case "put-blobinputstream": return [.ratio(atLeast: 1.3), .extra("peak_rss_growth_mib", atMost: 64)]

@@ -7,6 +7,7 @@ let commands: [any Command.Type] = [
     AssetImportCommand.self,
     UploadCommand.self,
     PutCommand.self,
+    CatCommand.self,
 ]
 
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

@@ -14,13 +14,19 @@ public struct BlobSourceDescription: Sendable, Hashable {
     /// version can only be checked by its length.
     public var identity: String?
 
+    /// The blob's media type (`image/jpeg`), when the source knows it. Only reported (as
+    /// `Content-Type` by ``BlobURLProtocol``); never compared on a reopen.
+    public var mediaType: String?
+
     /// Creates a description.
     /// - Parameters:
     ///   - length: The total length in bytes, or `nil` when unknown.
     ///   - identity: A version token, or `nil` when the source has none.
-    public init(length: Int64?, identity: String? = nil) {
+    ///   - mediaType: The media type, or `nil` when the source does not know it.
+    public init(length: Int64?, identity: String? = nil, mediaType: String? = nil) {
         self.length = length
         self.identity = identity
+        self.mediaType = mediaType
     }
 }
 

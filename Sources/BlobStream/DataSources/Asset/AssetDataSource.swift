@@ -104,7 +104,9 @@ public final class AssetDataSource: BlobDataSource {
                 return .failure(.sourceFailed(resource: resourceName, reason: "the asset store reported a negative size (\(representation.size))"))
             case .success(let representation):
                 state.representation = representation
-                return .success(BlobSourceDescription(length: representation.size, identity: representation.identity))
+                return .success(BlobSourceDescription(
+                    length: representation.size, identity: representation.identity, mediaType: representation.mediaType
+                ))
             }
         }
     }

@@ -33,6 +33,9 @@ public protocol AssetRepresentation: AnyObject, Sendable {
     /// stream then notices only changes of ``size``.
     var identity: String? { get }
 
+    /// The asset's media type (`image/jpeg`), when the store knows it; `nil` by default.
+    var mediaType: String? { get }
+
     /// Copies bytes starting at `offset` into `buffer`, like
     /// `ALAssetRepresentation.getBytes(_:fromOffset:length:error:)`.
     /// - Parameters:
@@ -51,6 +54,9 @@ public protocol AssetRepresentation: AnyObject, Sendable {
 }
 
 extension AssetRepresentation {
+    /// `nil`: by default a store does not record media types.
+    public var mediaType: String? { nil }
+
     /// `nil`: by default a representation has no check beyond its reads.
     public func changeSinceResolved() -> String? { nil }
 }

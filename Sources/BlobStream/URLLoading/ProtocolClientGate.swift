@@ -1,0 +1,54 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one way a transfer talks to its `URLProtocolClient`: every call runs on the queue that
+/// called `startLoading` (the task's work queue, see ``TaskInternals``), in the order sent, and
+/// none runs once the gate is closed.
+///
+/// Why that queue: FoundationNetworking's client reads the session's task registry, without a
+/// lock, in every call; the registry belongs to the session's work queue, where tasks are added
+/// and removed. Its own protocols call the client there. A call from any other thread races
+/// with the tasks of the same session starting and ending (seen as a crash in
+/// `URLSession.behaviour(for:)` with many tasks on one session). It is also the article's rule:
+/// answer on the thread that started loading.
+final class ProtocolClientGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var owner: URLProtocol?
+    private var sentBodyBytes: Int64 = 0
+    private let clientQueue: DispatchQueue
+
+    /// `clientQueue` is the queue `startLoading` and `stopLoading` run on.
+    init(owner: URLProtocol, clientQueue: DispatchQueue) {
+        self.owner = owner
+        self.clientQueue = clientQueue
+    }
+
+    /// Queues `call` on the client queue; it is made there unless the gate is closed by then.
+    /// `bodyBytes` (of a `didLoad`) count towards ``deliveredBodyBytes`` once made.
+    func send(bodyBytes: Int = 0, _ call: @escaping @Sendable (any URLProtocolClient, URLProtocol) -> Void) {
+        clientQueue.async { [self] in
+            lock.withLock {
+                guard let owner, let client = owner.client else { return }
+                call(client, owner)
+                sentBodyBytes += Int64(bodyBytes)
+            }
+        }
+    }
+
+    /// Body bytes the client has been given.
+    var deliveredBodyBytes: Int64 { lock.withLock { sentBodyBytes } }
+
+    /// Closes the gate after the calls already sent: for the transfer's own end.
+    func closeAfterSent() {
+        clientQueue.async { [self] in close() }
+    }
+
+    /// Closes the gate now: `stopLoading`, on the client queue. A call queued earlier and not
+    /// yet made is dropped; one under way has finished (same lock). Also drops the protocol,
+    /// which breaks the cycle protocol → transfer → gate → protocol.
+    func close() {
+        lock.withLock { owner = nil }
+    }
+}

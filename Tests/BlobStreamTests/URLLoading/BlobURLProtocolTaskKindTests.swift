@@ -1,0 +1,121 @@
+import BlobStream
+import BlobTestSupport
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every kind of task gets the whole blob or a clear error: completion handler, `async`,
+/// delegate (streamed, in several chunks), download (refused, never a trap). The 256 MiB
+/// cases run one at a time: each holds the blob in memory once or twice.
+@Suite(.serialized) struct BlobURLProtocolTaskKindTests {
+    static let bigSize = 256 << 20
+    /// The 256 MiB asset, written once per process, and its bytes.
+    static let big: (fixture: URLAssetFixture, bytes: Data) = {
+        let fixture = try! URLAssetFixture(scheme: "big")
+        let path = try! fixture.add("big.bin", size: bigSize, seed: 256)
+        return (fixture, try! Data(contentsOf: URL(fileURLWithPath: path)))
+    }()
+
+    @Test func completionHandlerDataTaskGetsTheWhole256MiB() async throws {
+        let (data, response, error) = await URLLoading.completionTask(URLLoading.session(), URLRequest(url: Self.big.fixture.url("big.bin")))
+        #expect(error == nil)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(data?.count == Self.bigSize)
+        #expect(data == Self.big.bytes)
+    }
+
+    @Test func asyncDataGetsTheWhole256MiB() async throws {
+        let (data, response) = try await URLLoading.session().data(from: Self.big.fixture.url("big.bin"))
+        #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length") == String(Self.bigSize))
+        #expect(data.count == Self.bigSize)
+        #expect(data == Self.big.bytes)
+    }
+
+    @Test func delegateDataTaskStreamsTheWhole256MiBInBlocks() async throws {
+        let delegate = RecordingDataDelegate(expected: Self.big.bytes, keepsBytes: false)
+        URLLoading.session(delegate: delegate).dataTask(with: Self.big.fixture.url("big.bin")).resume()
+        let outcome = await delegate.completion()
+        #expect(outcome.error == nil)
+        #expect(outcome.received == Self.bigSize)
+        #expect(outcome.firstMismatch == nil)
+        // Streamed (one chunk per block), not delivered whole: what keeps its memory bounded.
+        #expect(outcome.chunkCount >= Self.bigSize / (4 << 20), "\(outcome.chunkCount) chunks")
+    }
+
+    /// The case FoundationNetworking routes like a completion handler although the session has
+    /// a delegate: streaming here would leave only the last block.
+    @Test func completionHandlerOnADelegateSessionGetsTheWholeBlob() async throws {
+        let fixture = try URLAssetFixture()
+        defer { fixture.remove() }
+        let path = try fixture.add("a", size: 5 << 20)
+        let delegate = RecordingDataDelegate()
+        let session = URLLoading.session(delegate: delegate)
+        let (data, _, error) = await URLLoading.completionTask(session, URLRequest(url: fixture.url("a")))
+        #expect(error == nil)
+        #expect(try data == Data(contentsOf: URL(fileURLWithPath: path)))
+        let (asyncData, _) = try await session.data(from: fixture.url("a"), delegate: delegate)
+        #expect(try asyncData == Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test func downloadTaskWithCompletionHandlerFailsClearly() async throws {
+        let fixture = try URLAssetFixture()
+        defer { fixture.remove() }
+        try fixture.add("a", size: 1000)
+        let (file, error): (URL?, (any Error)?) = await withCheckedContinuation { continuation in
+            URLLoading.session().downloadTask(with: fixture.url("a")) { file, _, error in
+                continuation.resume(returning: (file, error))
+            }.resume()
+        }
+        #expect(file == nil)
+        let typed = try #require(error as? BlobStreamError)
+        guard case .unsupportedURL(let url, let reason) = typed else { Issue.record("\(typed)"); return }
+        #expect(url == fixture.url("a").absoluteString)
+        #expect(reason.contains("download task"))
+    }
+
+    @Test func downloadTaskWithDelegateFailsClearlyWithoutTrapping() async throws {
+        let fixture = try URLAssetFixture()
+        defer { fixture.remove() }
+        try fixture.add("a", size: 1000)
+        let delegate = DownloadRecorder()
+        URLLoading.session(delegate: delegate).downloadTask(with: fixture.url("a")).resume()
+        let error = await delegate.completion()
+        #expect(error is BlobStreamError)
+        #expect(delegate.finishedFiles == 0)
+    }
+}
+
+/// A download delegate that records how its task ended.
+final class DownloadRecorder: NSObject, URLSessionDownloadDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var files = 0
+    private var result: (any Error)??
+    private var waiter: CheckedContinuation<(any Error)?, Never>?
+
+    var finishedFiles: Int { lock.withLock { files } }
+
+    func completion() async -> (any Error)? {
+        await withCheckedContinuation { continuation in
+            let ready = lock.withLock { () -> (any Error)?? in
+                if result == nil { waiter = continuation }
+                return result
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
+        lock.withLock { files += 1 }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let waiter = lock.withLock { () -> CheckedContinuation<(any Error)?, Never>? in
+            result = .some(error)
+            defer { self.waiter = nil }
+            return self.waiter
+        }
+        waiter?.resume(returning: error)
+    }
+}
