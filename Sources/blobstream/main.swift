@@ -7,6 +7,8 @@ let commands: [any Command.Type] = [
     AssetImportCommand.self,
     UploadCommand.self,
     PutCommand.self,
+    S3CopyCommand.self,
+    S3AbortCommand.self,
 ]
 
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

@@ -1,9 +1,12 @@
+import BlobStream
 import BlobTestSupport
 @testable import BlobUpload
 import Foundation
 
-/// The moto S3 server of `Scripts/test-servers.sh`, and what tests check on it with boto3 —
-/// independently of the client under test.
+/// The moto S3 server of `Scripts/test-servers.sh`: fresh buckets, and the checks tests make
+/// on what was stored. Objects are read back with the package's HTTP source (moto serves
+/// them without asking for a signature) and hashed; `uploadIDs` and the oracle tests use
+/// boto3, which starts in seconds on a loaded machine, so it is kept out of every test's path.
 enum MotoS3 {
     static let credentials = S3Credentials(accessKeyID: "testing-access-key", secretAccessKey: "testing-secret-key")
 
@@ -11,46 +14,77 @@ enum MotoS3 {
     static func makeBucket(endpoint: URL = TestServers.motoURL) throws -> (client: S3Client, bucket: String) {
         try TestServers.requireMoto()
         let bucket = "bs-" + UUID().uuidString.lowercased().prefix(18)
-        _ = try boto("s3.create_bucket(Bucket=sys.argv[1])", [bucket])
+        _ = try request("CreateBucket", "PUT", bucket: bucket)
         let client = try S3Client(configuration: S3Configuration(endpoint: endpoint, bucket: bucket, credentials: credentials))
         return (client, bucket)
     }
 
-    /// Deletes every object, multipart upload and then the bucket.
+    /// Deletes every object and multipart upload, then the bucket.
     static func removeBucket(_ bucket: String) {
-        _ = try? boto("""
-            for o in s3.list_objects_v2(Bucket=sys.argv[1]).get("Contents", []): s3.delete_object(Bucket=sys.argv[1], Key=o["Key"])
-            for u in s3.list_multipart_uploads(Bucket=sys.argv[1]).get("Uploads", []):
-                s3.abort_multipart_upload(Bucket=sys.argv[1], Key=u["Key"], UploadId=u["UploadId"])
-            s3.delete_bucket(Bucket=sys.argv[1])
-            """, [bucket])
+        if let list = try? request("ListObjectsV2", "GET", bucket: bucket, query: [("list-type", "2")]) {
+            for item in list.all("Contents") {
+                _ = try? request("DeleteObject", "DELETE", bucket: bucket, key: item.value("Key") ?? "")
+            }
+        }
+        for (key, id) in (try? uploads(bucket: bucket)) ?? [] {
+            _ = try? request("AbortMultipartUpload", "DELETE", bucket: bucket, key: key, query: [("uploadId", id)])
+        }
+        _ = try? request("DeleteBucket", "DELETE", bucket: bucket)
     }
 
-    /// The SHA-256 (hex) of the object as boto3 downloads it.
+    /// The SHA-256 (hex) of the object as the package's HTTP source downloads it, with a
+    /// signed GetObject (the source's `Range` field is not signed, as S3 allows).
     static func sha256(bucket: String, key: String) throws -> String {
-        try boto("""
-            import hashlib
-            body = s3.get_object(Bucket=sys.argv[1], Key=sys.argv[2])["Body"]
-            h = hashlib.sha256()
-            for chunk in iter(lambda: body.read(1 << 20), b""): h.update(chunk)
-            print(h.hexdigest())
-            """, [bucket, key])
+        let path = "/\(bucket)/" + S3URLEncoding.encode(key, keepingSlash: true)
+        let url = URL(string: TestServers.motoURL.absoluteString + path)!
+        let signed = SigV4Signer(credentials: credentials, region: "us-east-1").sign(
+            method: "GET", path: path, query: "", host: "127.0.0.1:\(TestServers.motoPort)", fields: [],
+            payloadHash: SigV4Signer.emptyPayload, date: Date())
+        let headers = Dictionary(signed.fields, uniquingKeysWith: { $1 })
+        let stream = BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: .init(headers: headers)))
+        stream.open()
+        defer { stream.close() }
+        var checksum = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count == 0 { break }
+            guard count > 0 else { throw TestSupportError("GET \(url): \(String(describing: stream.streamError))") }
+            buffer.withUnsafeBytes { checksum.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        return checksum.finalize().hex
     }
 
-    /// The multipart uploads in progress in `bucket`, as boto3 lists them.
+    /// The object's length, from a HeadObject (the HTTP source's `Range: bytes=0-` is answered
+    /// 416 for an empty object).
+    static func length(bucket: String, key: String) throws -> Int64? {
+        let wire = try S3Wire(configuration: S3Configuration(endpoint: TestServers.motoURL, bucket: bucket, credentials: credentials))
+        let call = S3Call(operation: "HeadObject", method: "HEAD", key: key)
+        let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: S3Cancellation())
+        guard answer.statusCode == 200 else { throw wire.failure(of: answer, for: call) }
+        return answer.head.contentLength
+    }
+
+    /// The multipart uploads in progress in `bucket`.
     static func uploadIDs(bucket: String) throws -> [String] {
-        try boto("""
-            for u in s3.list_multipart_uploads(Bucket=sys.argv[1]).get("Uploads", []): print(u["UploadId"])
-            """, [bucket]).split(separator: "\n").map(String.init)
+        try uploads(bucket: bucket).map(\.id)
     }
 
-    /// Runs `code` with `s3`, a boto3 client of moto, and `sys` in scope.
-    static func boto(_ code: String, _ arguments: [String]) throws -> String {
-        let program = """
-            import sys, boto3
-            s3 = boto3.client("s3", endpoint_url="\(TestServers.motoURL.absoluteString)", region_name="us-east-1",
-                              aws_access_key_id="testing", aws_secret_access_key="testing")
-            """ + "\n" + code
-        return try PythonTool.program(program, arguments)
+    private static func uploads(bucket: String) throws -> [(key: String, id: String)] {
+        try request("ListMultipartUploads", "GET", bucket: bucket, query: [("uploads", "")]).all("Upload").map {
+            ($0.value("Key") ?? "", $0.value("UploadId") ?? "")
+        }
+    }
+
+    /// Sends one signed request for `bucket` (and `key`) and returns its XML answer's root.
+    @discardableResult
+    private static func request(
+        _ operation: String, _ method: String, bucket: String, key: String = "", query: [(String, String)] = []
+    ) throws -> S3XMLElement {
+        let wire = try S3Wire(configuration: S3Configuration(endpoint: TestServers.motoURL, bucket: bucket, credentials: credentials))
+        let call = S3Call(operation: operation, method: method, key: key, query: query)
+        let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: S3Cancellation())
+        guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
+        return S3XMLElement.parse(answer.body) ?? S3XMLElement(name: "")
     }
 }

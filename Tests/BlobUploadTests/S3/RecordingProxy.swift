@@ -23,7 +23,9 @@ final class RecordingProxy: @unchecked Sendable {
     private static let program = #"""
 import base64, hashlib, json, socket, sys, threading, zlib
 import crc32c
+import time
 target = int(sys.argv[1])
+rate = int(sys.argv[2])  # request bytes per second per connection; 0: unlimited
 listener = socket.socket()
 listener.bind(("127.0.0.1", 0))
 listener.listen(64)
@@ -31,11 +33,12 @@ print(listener.getsockname()[1], flush=True)
 recorded, lock, threads = [], threading.Lock(), []
 def pump(src, dst, keep):
     while True:
-        data = src.recv(1 << 20)
+        data = src.recv(1 << 16 if rate else 1 << 20)
         if not data:
             break
         if keep is not None:
             keep.append(data)
+            if rate: time.sleep(len(data) / rate)
         dst.sendall(data)
     try: dst.shutdown(socket.SHUT_WR)
     except OSError: pass
@@ -82,9 +85,11 @@ json.dump(out, sys.stdout)
     /// The port to send to instead of moto's.
     let port: Int
 
-    init(targetPort: UInt16 = TestServers.motoPort) throws {
+    /// A proxy to `targetPort`; `bytesPerSecond` (per connection) slows requests down, for
+    /// tests that must act in the middle of an upload.
+    init(targetPort: UInt16 = TestServers.motoPort, bytesPerSecond: Int = 0) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.program, String(targetPort)]
+        process.arguments = ["python3", "-c", Self.program, String(targetPort), String(bytesPerSecond)]
         process.standardInput = input
         process.standardOutput = output
         try process.run()

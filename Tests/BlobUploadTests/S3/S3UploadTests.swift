@@ -53,7 +53,7 @@ import Testing
         let path = try makeRandomFile(size: 0)
         defer { TempFiles.remove(path) }
         _ = try await client.upload(.file(path: path), key: "empty")
-        #expect(try MotoS3.sha256(bucket: bucket, key: "empty") == TempFiles.sha256(of: [UInt8]()))
+        #expect(try MotoS3.length(bucket: bucket, key: "empty") == 0)
     }
 
     @Test func aOnePassStreamIsReadInOrderOnePartBufferAtATime() async throws {

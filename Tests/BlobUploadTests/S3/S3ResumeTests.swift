@@ -1,0 +1,100 @@
+import BlobStream
+import BlobTestSupport
+@testable import BlobUpload
+import Foundation
+import Testing
+
+/// Resuming multipart uploads: after a SIGKILL of the command line, and after the source
+/// changed under parts the server already has.
+@Suite struct S3ResumeTests {
+    static let partSize = 5 * 1024 * 1024
+
+    @Test func aClientKilledHalfwayResumesAndSendsOnlyTheMissingParts() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let partCount = 6
+        let path = try makeRandomFile(size: partCount * Self.partSize - 1000, seed: 31)
+        defer { TempFiles.remove(path) }
+        // Slowed down (about 1 s per part), so the kill lands in the middle.
+        let proxy = try RecordingProxy(bytesPerSecond: 5 << 20)
+        let child = try ToolProcess.start(try ToolProcess.blobstream(), [
+            "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", "--parallel", "2",
+            path, "s3://\(bucket)/killed.bin",
+        ], environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
+        var uploadID: String?
+        var listed: [S3ListedPart] = []
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while Date() < deadline, child.isRunning {
+            if uploadID == nil { uploadID = try MotoS3.uploadIDs(bucket: bucket).first }
+            if let uploadID {
+                listed = try await client.listParts(key: "killed.bin", uploadID: uploadID)
+                if listed.count >= partCount / 2 { break }
+            }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        kill(child.processIdentifier, SIGKILL)
+        let ended = child.finish()
+        #expect(ended.signal == SIGKILL)
+        // A request the child wrote whole before it died may still reach the server: let the
+        // proxy relay what it holds, so the server's list is final.
+        _ = try proxy.finish()
+        // The upload id was printed first, before any part went out.
+        let id = try #require(uploadID)
+        #expect(ended.standardOutput.split(separator: "\n").first.map(String.init) == id)
+
+        let before = try await client.listParts(key: "killed.bin", uploadID: id)
+        try #require(before.count >= partCount / 2 && before.count < partCount,
+                     "the kill did not land in the middle: \(before.count) of \(partCount) parts")
+        var options = S3UploadOptions()
+        options.partSize = Self.partSize
+        let log = EventLog<S3UploadEvent>()
+        let result = try await client.upload(.file(path: path), key: "killed.bin", options: options, resuming: id) { log.append($0) }
+        let sent = log.all.compactMap { if case .partUploaded(let number, _) = $0 { number } else { nil } }
+        let missing = Set(1...partCount).subtracting(before.map(\.number))
+        // Only the parts the server lacked — those not yet sent and those in flight at the kill.
+        #expect(Set(sent) == missing)
+        #expect(sent.count == missing.count)
+        #expect(result.partsSent == missing.count)
+        #expect(log.all.contains(.resumed(uploadID: id, partsKept: before.count, bytesKept: Int64(before.count * Self.partSize))))
+        #expect(try MotoS3.sha256(bucket: bucket, key: "killed.bin") == TempFiles.sha256(ofFileAtPath: path))
+    }
+
+    @Test func aPartWhoseBytesChangedIsSentAgainAndTheOthersAreKept() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 3 * Self.partSize, seed: 32)
+        defer { TempFiles.remove(path) }
+        var options = S3UploadOptions()
+        options.partSize = Self.partSize
+        options.parallelParts = 1
+        let settings = options
+        let created = Locked<String?>(nil)
+        let cancel = Locked<(@Sendable () -> Void)?>(nil)
+        // Stop after two parts.
+        let task = Task {
+            while cancel.get() == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+            return try await client.upload(.file(path: path), key: "changed.bin", options: settings) { event in
+                if case .created(let id) = event { created.set(id) }
+                if case .partUploaded(2, _) = event { cancel.get()?() }
+            }
+        }
+        cancel.set { task.cancel() }
+        _ = await task.result
+        let id = try #require(created.get())
+        #expect(try await client.listParts(key: "changed.bin", uploadID: id).map(\.number) == [1, 2])
+
+        // The same length, other bytes in part 1: its ETag (MD5) no longer matches.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: 100)
+        try handle.write(contentsOf: Data(repeating: 0xAB, count: 64))
+        try handle.close()
+
+        let log = EventLog<S3UploadEvent>()
+        let result = try await client.upload(.file(path: path), key: "changed.bin", options: options, resuming: id) { log.append($0) }
+        let sent = log.all.compactMap { if case .partUploaded(let number, _) = $0 { number } else { nil } }
+        #expect(sent.sorted() == [1, 3])
+        #expect(result.partsSent == 2)
+        #expect(log.all.contains(.resumed(uploadID: id, partsKept: 1, bytesKept: Int64(Self.partSize))))
+        #expect(try MotoS3.sha256(bucket: bucket, key: "changed.bin") == TempFiles.sha256(ofFileAtPath: path))
+    }
+}
