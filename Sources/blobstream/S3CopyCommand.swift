@@ -153,7 +153,7 @@ private final class S3CopyReporter: @unchecked Sendable {
                 bar?.finish()
                 let what = part.map { "part \($0)" } ?? "request"
                 console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt, what, delay,
-                                     S3Support.message(error, subject: what)))
+                                     S3Support.sentence(error)))
             case .resumed, .partUploaded:
                 break
             }

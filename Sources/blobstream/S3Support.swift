@@ -46,6 +46,12 @@ enum S3Support {
         return error.description
     }
 
+    /// The same without the subject, for retry lines.
+    static func sentence(_ error: S3Error) -> String {
+        if case .transfer(let failure) = error { return ErrorPresenter.sentence(failure) }
+        return error.description
+    }
+
     /// Runs `work` on a task and waits for it; SIGINT and SIGTERM cancel the task.
     static func run<Value: Sendable>(
         _ work: @escaping @Sendable () async throws(S3Error) -> Value

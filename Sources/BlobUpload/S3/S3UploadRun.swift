@@ -104,7 +104,8 @@ struct S3UploadRun {
         let call = S3Call(operation: "PutObject", method: "PUT", key: key,
                           fields: [("Content-Type", options.contentType), (options.checksum.headerName, checksum)])
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
-        let eTag = try retry.run(key: key, uploadID: nil, partNumber: nil) { () throws(S3Error) -> String in
+        // A refused first connection is a server that is not there: no point in waiting.
+        let eTag = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
             let answer = try wire.send(call, body: UnsafeRawBufferPointer(buffer), payloadHash: payloadHash, cancellation: cancellation)
             guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
             return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: checksum)
