@@ -64,3 +64,32 @@ import Testing
         #expect(!result.standardError.contains("retry"))
     }
 }
+
+/// Ctrl-C in the middle of `s3 cp`: the command says how to continue, and exits 130.
+@Suite struct S3CommandInterruptionTests {
+    @Test func anInterruptedCopySaysHowToResume() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 3 * 5 * 1024 * 1024, seed: 42)
+        defer { TempFiles.remove(path) }
+        let proxy = try RecordingProxy(bytesPerSecond: 2 << 20)
+        let child = try ToolProcess.start(try ToolProcess.blobstream(), [
+            "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
+        ], environment: S3CommandTests.environment)
+        var uploadID: String?
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while uploadID == nil, Date() < deadline, child.isRunning {
+            uploadID = try MotoS3.uploadIDs(bucket: bucket).first
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        kill(child.processIdentifier, SIGINT)
+        let result = child.finish()
+        _ = try proxy.finish()
+        let id = try #require(uploadID)
+        #expect(result.status == 130)
+        #expect(result.standardOutput == id + "\n")
+        #expect(result.standardError.contains("upload interrupted; continue with --resume \(id)"), "\(result.standardError)")
+        // Still there, resumable.
+        _ = try await client.listParts(key: "int.bin", uploadID: id)
+    }
+}

@@ -128,6 +128,22 @@ import Testing
         #expect(elsewhere.connectionCount == 0)
     }
 
+    @Test func aRedirectWithinTheOriginIsFollowedAndSignedAnew() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.answer("307 Temporary Redirect", fields: ["Location: /elsewhere/k"])],
+            [Self.answer("200 OK", fields: ["ETag: \"e\""])],
+        ])
+        let client = try Self.client(server)
+        let result = try await client.upload(Self.source(), key: "k")
+        #expect(result.eTag == "\"e\"")
+        let requests = server.requests
+        try #require(requests.count == 2)
+        #expect(requests[1].hasPrefix("PUT /elsewhere/k HTTP/1.1\r\n"))
+        let signatures = requests.map { $0.split(separator: "\r\n").first { $0.hasPrefix("Authorization:") }.map(String.init) ?? "" }
+        #expect(signatures[0] != signatures[1])
+        #expect(requests[1].hasSuffix(String(repeating: "\u{7}", count: 1000)))
+    }
+
     @Test func aPartChecksumTheServerComputedDifferentlyFailsTheUpload() async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.created],
             [Self.answer("200 OK", fields: ["ETag: \"aa\"", "x-amz-checksum-crc32c: AAAAAA=="])]])
