@@ -85,7 +85,7 @@ import Testing
         kill(child.processIdentifier, SIGINT)
         let result = child.finish()
         _ = try proxy.finish()
-        let id = try #require(uploadID)
+        let id = try #require(uploadID, "status \(result.status): \(result.standardError)")
         #expect(result.status == 130)
         #expect(result.standardOutput == id + "\n")
         #expect(result.standardError.contains("upload interrupted; continue with --resume \(id)"), "\(result.standardError)")

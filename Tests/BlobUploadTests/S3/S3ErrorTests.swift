@@ -153,6 +153,22 @@ import Testing
         #expect(reason.contains("AAAAAA=="))
     }
 
+    @Test func aSourceThatChangesMidUploadFailsAndIsNeverCompleted() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored], [Self.completed]])
+        let client = try Self.client(server)
+        let calls = Locked(0)
+        // The first stream learns the length (and pins version v1); the parts' streams find v2.
+        let source = UploadSource.dataSource(name: "changing") {
+            let source = ScriptedDataSource(bytes: [UInt8](repeating: 1, count: 1000))
+            if calls.update({ $0 += 1; return $0 }) > 2 { source.replace(with: [UInt8](repeating: 2, count: 1000)) }
+            return source
+        }
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(source, key: "k", options: Self.multipart) }
+        guard case .transfer(.source(.sourceChanged))? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(!server.requests.contains { $0.hasPrefix("POST /scripted-bucket/k?uploadId=") })
+        #expect(!server.requests.contains { $0.hasPrefix("PUT ") })
+    }
+
     @Test func httpsEndpointsAreRefusedWithATypedError() throws {
         #expect(throws: S3Error.self) {
             _ = try S3Client(configuration: S3Configuration(

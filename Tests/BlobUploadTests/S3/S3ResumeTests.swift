@@ -34,12 +34,12 @@ import Testing
         }
         kill(child.processIdentifier, SIGKILL)
         let ended = child.finish()
-        #expect(ended.signal == SIGKILL)
+        #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.standardError)")
         // A request the child wrote whole before it died may still reach the server: let the
         // proxy relay what it holds, so the server's list is final.
         _ = try proxy.finish()
         // The upload id was printed first, before any part went out.
-        let id = try #require(uploadID)
+        let id = try #require(uploadID, "status \(ended.status): \(ended.standardError)")
         #expect(ended.standardOutput.split(separator: "\n").first.map(String.init) == id)
 
         let before = try await client.listParts(key: "killed.bin", uploadID: id)
