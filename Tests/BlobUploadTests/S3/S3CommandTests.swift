@@ -73,22 +73,17 @@ import Testing
         let path = try makeRandomFile(size: 3 * 5 * 1024 * 1024, seed: 42)
         defer { TempFiles.remove(path) }
         let proxy = try RecordingProxy(bytesPerSecond: 2 << 20)
-        let child = try ToolProcess.start(try ToolProcess.blobstream(), [
+        let child = try S3CLIChild([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
         ], environment: S3CommandTests.environment)
-        var uploadID: String?
-        let deadline = Date(timeIntervalSinceNow: 30)
-        while uploadID == nil, Date() < deadline, child.isRunning {
-            uploadID = try MotoS3.uploadIDs(bucket: bucket).first
-            try await Task.sleep(nanoseconds: 20_000_000)
-        }
+        let printedID = child.firstLine(timeout: 60)
         kill(child.processIdentifier, SIGINT)
         let result = child.finish()
         _ = try proxy.finish()
-        let id = try #require(uploadID, "status \(result.status): \(result.standardError)")
+        let id = try #require(printedID, "status \(result.status): \(result.errors)")
         #expect(result.status == 130)
-        #expect(result.standardOutput == id + "\n")
-        #expect(result.standardError.contains("upload interrupted; continue with --resume \(id)"), "\(result.standardError)")
+        #expect(result.output == id + "\n")
+        #expect(result.errors.contains("upload interrupted; continue with --resume \(id)"), "\(result.errors)")
         // Still there, resumable.
         _ = try await client.listParts(key: "int.bin", uploadID: id)
     }

@@ -15,32 +15,30 @@ import Testing
         let partCount = 6
         let path = try makeRandomFile(size: partCount * Self.partSize - 1000, seed: 31)
         defer { TempFiles.remove(path) }
-        // Slowed down (about 1 s per part), so the kill lands in the middle.
-        let proxy = try RecordingProxy(bytesPerSecond: 5 << 20)
-        let child = try ToolProcess.start(try ToolProcess.blobstream(), [
+        // Slowed down (2 MiB/s per connection, 2 parts in flight: about 8 s in all), so the kill
+        // lands in the middle.
+        let proxy = try RecordingProxy(bytesPerSecond: 2 << 20)
+        let child = try S3CLIChild([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", "--parallel", "2",
             path, "s3://\(bucket)/killed.bin",
         ], environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
-        var uploadID: String?
+        // The upload id is printed first, before any part goes out.
+        let printedID = child.firstLine(timeout: 60)
         var listed: [S3ListedPart] = []
         let deadline = Date(timeIntervalSinceNow: 60)
-        while Date() < deadline, child.isRunning {
-            if uploadID == nil { uploadID = try MotoS3.uploadIDs(bucket: bucket).first }
-            if let uploadID {
-                listed = try await client.listParts(key: "killed.bin", uploadID: uploadID)
-                if listed.count >= partCount / 2 { break }
-            }
+        while let id = printedID, Date() < deadline {
+            listed = try await client.listParts(key: "killed.bin", uploadID: id)
+            if listed.count >= partCount / 2 { break }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         kill(child.processIdentifier, SIGKILL)
         let ended = child.finish()
-        #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.standardError)")
+        #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.errors)")
         // A request the child wrote whole before it died may still reach the server: let the
         // proxy relay what it holds, so the server's list is final.
         _ = try proxy.finish()
-        // The upload id was printed first, before any part went out.
-        let id = try #require(uploadID, "status \(ended.status): \(ended.standardError)")
-        #expect(ended.standardOutput.split(separator: "\n").first.map(String.init) == id)
+        let id = try #require(printedID, "status \(ended.status): \(ended.errors)")
+        #expect(try MotoS3.uploadIDs(bucket: bucket) == [id])
 
         let before = try await client.listParts(key: "killed.bin", uploadID: id)
         try #require(before.count >= partCount / 2 && before.count < partCount,
