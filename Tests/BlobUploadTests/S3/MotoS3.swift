@@ -4,9 +4,9 @@ import BlobTestSupport
 import Foundation
 
 /// The moto S3 server of `Scripts/test-servers.sh`: fresh buckets, and the checks tests make
-/// on what was stored. Objects are read back with the package's HTTP source (moto serves
-/// them without asking for a signature) and hashed; `uploadIDs` and the oracle tests use
-/// boto3, which starts in seconds on a loaded machine, so it is kept out of every test's path.
+/// on what was stored. Objects are read back with the package's HTTP source and hashed. boto3
+/// would be more independent, but it takes seconds to start on a loaded machine; the bytes on
+/// the wire are checked against Python's own checksums by ``RecordingProxy`` instead.
 enum MotoS3 {
     static let credentials = S3Credentials(accessKeyID: "testing-access-key", secretAccessKey: "testing-secret-key")
 

@@ -1,8 +1,7 @@
 import BlobTestSupport
 import Foundation
 
-/// Runs the Python helpers of the S3 tests: the botocore SigV4 oracle in `Scripts/`, and short
-/// inline programs that compute expected values independently (zlib, hashlib, crc32c, boto3).
+/// Runs the botocore SigV4 oracle in `Scripts/` for the S3 tests.
 enum PythonTool {
     /// The repository's `Scripts/` directory.
     static let scripts = URL(fileURLWithPath: #filePath)
@@ -35,13 +34,6 @@ enum PythonTool {
                 + String(decoding: errors.get(), as: UTF8.self) + " — " + TestServers.instructions)
         }
         return output
-    }
-
-    /// Runs an inline program (`python3 -c program args…`) and returns its output as text,
-    /// without the final newline.
-    static func program(_ program: String, _ arguments: [String] = [], input: Data = Data()) throws -> String {
-        let output = try run(["-c", program] + arguments, input: input)
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 }
 

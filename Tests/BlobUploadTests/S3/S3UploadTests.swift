@@ -111,3 +111,21 @@ import Testing
         }
     }
 }
+
+/// A blob served over HTTP (nginx) as the source: each part is its own ranged read.
+@Suite struct S3HTTPSourceTests {
+    @Test func anHTTPBlobIsUploadedWithOneRangedStreamPerPart() async throws {
+        try TestServers.requireNginx()
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "s3-source")
+        defer { TempFiles.remove(directory) }
+        let path = directory + "/blob.bin"
+        try TempFiles.writeRandomFile(atPath: path, size: 2 * 5 * 1024 * 1024 + 5, seed: 51)
+        var options = S3UploadOptions()
+        options.partSize = 5 * 1024 * 1024
+        let result = try await client.upload(.url(try TestServers.nginxURL(forFileAtPath: path)), key: "from-http", options: options)
+        #expect(result.partCount == 3)
+        #expect(try MotoS3.sha256(bucket: bucket, key: "from-http") == TempFiles.sha256(ofFileAtPath: path))
+    }
+}
