@@ -55,7 +55,8 @@ enum S3CopyCommand: Command {
                 bounds: Int64(S3UploadOptions.minimumPartSize)...Int64(S3UploadOptions.maximumPartSize)))
         }
         if let text = arguments.values["--parallel"] {
-            guard let count = Int(text), text.allSatisfy(\.isASCII), (1...64).contains(count) else {
+            // Digits only: Int("+3") would take a sign, which no other number option accepts.
+            guard text.utf8.allSatisfy({ (48...57).contains($0) }), let count = Int(text), (1...64).contains(count) else {
                 throw .usage("--parallel '\(text)': expected a number from 1 to 64")
             }
             options.parallelParts = count

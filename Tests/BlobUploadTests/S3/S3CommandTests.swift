@@ -35,6 +35,7 @@ import Testing
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://bucket"], "names no bucket and key"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--part-size", "1M", "/etc/hostname", "s3://bucket/k"], "--part-size"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "0", "/etc/hostname", "s3://bucket/k"], "--parallel"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "+3", "/etc/hostname", "s3://bucket/k"], "--parallel"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--checksum", "md5", "/etc/hostname", "s3://bucket/k"], "--checksum"),
         (["s3", "cp", "--endpoint", "https://s3.amazonaws.com", "/etc/hostname", "s3://bucket/k"], "https is not supported"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "-", "s3://bucket/k"], "standard input is a pipe"),
