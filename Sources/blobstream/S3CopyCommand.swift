@@ -15,10 +15,12 @@ enum S3CopyCommand: Command {
         usage: blobstream s3 cp [--endpoint URL] [--part-size N] [--parallel N] [--checksum ALG]
                                 [--resume UPLOAD_ID] <path-or-url> s3://bucket/key
 
-        Uploads <path-or-url> (a file, or a file:, asset:, http: or https: URL) to an
-        S3-compatible store: one PUT up to one part size, else a multipart upload whose parts
-        are read straight from the source and sent in parallel (memory: parts in flight × part
-        size; no temp files). Every part carries a checksum computed while it is read.
+        Uploads <path-or-url> (a file, a file:, asset:, http: or https: URL, or - for standard
+        input) to an S3-compatible store: one PUT up to one part size, else a multipart upload
+        whose parts are read straight from the source and sent in parallel (memory: parts in
+        flight × part size; no temp files). Every part carries a checksum computed while it is
+        read. A pipe (standard input, a FIFO) is read once, in order, until it ends, and always
+        goes up as a multipart upload of at most 10,000 parts of --part-size.
 
         The multipart upload id is printed as the first line of standard output as soon as it
         exists: keep it to continue after Ctrl-C or a crash with --resume, which sends only
@@ -98,7 +100,8 @@ enum S3CopyCommand: Command {
         }
     }
 
-    /// The upload source for `argument`; refuses pipes, whose parts could not be read again.
+    /// The upload source for `argument`. A pipe (standard input, a FIFO) is read once, in
+    /// order, one part at a time, until it ends.
     private static func source(for argument: String) throws(CommandFailure) -> UploadSource {
         let input: InputArgument
         do throws(BlobStreamError) {
@@ -107,9 +110,10 @@ enum S3CopyCommand: Command {
             throw .runtime(ErrorPresenter.message(error, subject: argument))
         }
         switch input {
-        case .standardInput, .pipe:
-            let name = argument == "-" ? "standard input" : argument
-            throw .usage("\(name) is a pipe, whose length is unknown until it ends; 's3 cp' uploads a file or URL")
+        case .standardInput:
+            return .dataSource(name: "standard input") { PipeDataSource.standardInput() }
+        case .pipe(let path):
+            return .dataSource(name: path) { PipeDataSource(path: path) }
         case .file(let path):
             return .file(path: path)
         case .url(let url):

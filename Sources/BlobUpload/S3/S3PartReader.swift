@@ -28,8 +28,9 @@ struct S3PartDigests: Sendable {
 /// source unchanged).
 final class S3PartReader: @unchecked Sendable {
     let source: UploadSource
-    /// The source's length.
-    let length: Int64
+    /// The source's length, or `nil` for a stream that only its end tells (a pipe): it is
+    /// read in order, part after part, until it ends (``readNext(partSize:into:algorithm:withMD5:cancellation:)``).
+    let length: Int64?
     /// Whether each part opens its own stream at its offset.
     let positional: Bool
     private let pin = VersionPin()
@@ -40,11 +41,15 @@ final class S3PartReader: @unchecked Sendable {
     private let turn = NSCondition()
     private var stream: InputStream?
     private var streamOffset: Int64 = 0
+    // Of a stream of unknown length, guarded by `turn` too: the next part's number, the byte
+    // read to learn that the part before was not the last, and whether the end was reached.
+    private var nextNumber = 1
+    private var carried: UInt8?
+    private var ended = false
 
     /// Learns the source's length (declared, or from its first stream) and whether it can be
     /// read at any offset.
-    /// - Throws: ``S3Error/transfer(_:)`` with the source's error, or
-    ///   ``BlobUploadError/lengthUnknown(source:)`` for a source that cannot tell its length.
+    /// - Throws: ``S3Error/transfer(_:)`` with the source's error.
     init(source: UploadSource, cancellation: S3Cancellation) throws(S3Error) {
         self.source = source
         let first: UploadSource.Positioned
@@ -63,13 +68,12 @@ final class S3PartReader: @unchecked Sendable {
             first.stream.close()
             throw .transfer(.lengthMismatch(url: source.name, serverLength: declared, sourceLength: opened))
         }
-        guard let length = source.length ?? opened else {
-            first.stream.close()
-            throw .transfer(.lengthUnknown(source: source.name))
-        }
+        let length = source.length ?? opened
         self.length = length
         var positional = false
-        if length > 1, let probe = try? source.stream(at: 1, pinnedTo: pin) {
+        // A stream of unknown length is read once, in order; no other is ever made (a second
+        // data source over standard input would read, or close, the same descriptor).
+        if let length, length > 1, let probe = try? source.stream(at: 1, pinnedTo: pin) {
             positional = probe.startOffset == 1
             probe.stream.close()
         }
@@ -138,6 +142,70 @@ final class S3PartReader: @unchecked Sendable {
         return S3PartDigests(checksum: checksum.finalize(), md5: md5?.finalize())
     }
 
+    /// Reads the next part of a stream of unknown length into `buffer`: up to `partSize` bytes,
+    /// fewer only at the end. A full part is followed by a read of one byte, which tells
+    /// whether it was the last (that byte then starts the next part). Returns `nil` once the
+    /// stream has ended (after one empty part, for an empty stream).
+    func readNext(
+        partSize: Int, into buffer: UnsafeMutableRawBufferPointer, algorithm: S3ChecksumAlgorithm,
+        withMD5: (Int) -> Bool, cancellation: S3Cancellation
+    ) throws(S3Error) -> (part: S3PartPlan, digests: S3PartDigests)? {
+        turn.lock()
+        defer { turn.unlock() }
+        guard !ended else { return nil }
+        guard let stream, let base = buffer.baseAddress else { throw .cancelled(uploadID: nil) }
+        let number = nextNumber
+        guard number <= S3UploadOptions.maximumPartCount else {
+            throw .sourceTooLarge(source: source.name, length: streamOffset + (carried == nil ? 0 : 1))
+        }
+        var checksum = algorithm.algorithm.makeChecksum()
+        var md5: MD5? = withMD5(number) ? MD5() : nil
+        var filled = 0
+        if let byte = carried {
+            base.storeBytes(of: byte, as: UInt8.self)
+            let first = UnsafeRawBufferPointer(start: base, count: 1)
+            checksum.update(first)
+            md5?.update(first)
+            filled = 1
+            carried = nil
+        }
+        cancellation.watch(stream)
+        defer { cancellation.unwatch(stream) }
+        do throws(S3Error) {
+            while filled < partSize {
+                if cancellation.isCancelled { throw S3Error.cancelled(uploadID: nil) }
+                let count = stream.read((base + filled).assumingMemoryBound(to: UInt8.self), maxLength: min(partSize - filled, Self.readSize))
+                if cancellation.isCancelled { throw S3Error.cancelled(uploadID: nil) }
+                if count == 0 {
+                    ended = true
+                    break
+                }
+                guard count > 0 else { throw S3Error.transfer(Self.failure(of: stream, source: source.name, at: streamOffset + Int64(filled))) }
+                let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
+                checksum.update(bytes)
+                md5?.update(bytes)
+                filled += count
+            }
+            if !ended {
+                var byte: UInt8 = 0
+                let count = stream.read(&byte, maxLength: 1)
+                if count < 0 { throw S3Error.transfer(Self.failure(of: stream, source: source.name, at: streamOffset + Int64(filled))) }
+                if count == 0 { ended = true } else { carried = byte }
+            }
+        } catch {
+            // The one stream cannot go on after a failed read; no later part can be read.
+            self.stream?.close()
+            self.stream = nil
+            ended = true
+            throw error
+        }
+        if filled == 0, number > 1 { return nil }
+        nextNumber += 1
+        let part = S3PartPlan(number: number, offset: streamOffset, size: filled)
+        streamOffset += Int64(filled)
+        return (part, S3PartDigests(checksum: checksum.finalize(), md5: md5?.finalize()))
+    }
+
     /// Fills `target` from `stream`, whose next byte is at `offset`; at the source's end, makes
     /// sure the stream has no more bytes.
     private func fill(
@@ -152,7 +220,7 @@ final class S3PartReader: @unchecked Sendable {
             if cancellation.isCancelled { throw .cancelled(uploadID: nil) }
             guard count > 0 else {
                 throw .transfer(count == 0
-                    ? .source(.unexpectedEnd(resource: source.name, offset: offset + Int64(filled), expectedLength: length))
+                    ? .source(.unexpectedEnd(resource: source.name, offset: offset + Int64(filled), expectedLength: length ?? offset + Int64(target.count)))
                     : Self.failure(of: stream, source: source.name, at: offset + Int64(filled)))
             }
             let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
@@ -160,7 +228,7 @@ final class S3PartReader: @unchecked Sendable {
             md5?.update(bytes)
             filled += count
         }
-        if offset + Int64(filled) == length {
+        if let length, offset + Int64(filled) == length {
             var byte: UInt8 = 0
             let count = stream.read(&byte, maxLength: 1)
             if count < 0 { throw .transfer(Self.failure(of: stream, source: source.name, at: length)) }

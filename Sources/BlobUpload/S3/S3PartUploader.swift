@@ -19,7 +19,9 @@ final class S3PartUploader: @unchecked Sendable {
     private let key: String
     private let uploadID: String
     private let reader: S3PartReader
-    private let plan: [S3PartPlan]
+    /// The parts of a blob of known length; `nil` for a stream read until it ends.
+    private let plan: [S3PartPlan]?
+    private let partSize: Int
     private let options: S3UploadOptions
     private let listed: [Int: S3Answers.ListedPart]
     private let cancellation: S3Cancellation
@@ -36,14 +38,15 @@ final class S3PartUploader: @unchecked Sendable {
     private(set) var bytesKept: Int64 = 0
 
     init(
-        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan], options: S3UploadOptions,
-        listed: [Int: S3Answers.ListedPart], cancellation: S3Cancellation, events: S3EventSink
+        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int,
+        options: S3UploadOptions, listed: [Int: S3Answers.ListedPart], cancellation: S3Cancellation, events: S3EventSink
     ) {
         self.wire = wire
         self.key = key
         self.uploadID = uploadID
         self.reader = reader
         self.plan = plan
+        self.partSize = partSize
         self.options = options
         self.listed = listed
         self.cancellation = cancellation
@@ -54,14 +57,14 @@ final class S3PartUploader: @unchecked Sendable {
     /// Uploads every part that the server does not have as the source has it; returns all
     /// parts in order.
     func run() throws(S3Error) -> [S3CompletedPart] {
-        let workers = max(1, min(options.parallelParts, plan.count))
-        let partSize = plan.map(\.size).max() ?? 0
+        let workers = max(1, min(options.parallelParts, plan?.count ?? options.parallelParts))
+        let bufferSize = plan.map { $0.map(\.size).max() ?? 0 } ?? partSize
         let group = DispatchGroup()
         for _ in 0..<workers {
             group.enter()
             let thread = Thread { [self] in
                 defer { group.leave() }
-                work(bufferSize: partSize)
+                work(bufferSize: bufferSize)
             }
             thread.stackSize = 1 << 20
             thread.start()
@@ -80,22 +83,37 @@ final class S3PartUploader: @unchecked Sendable {
         }
         defer { free(memory) }
         let buffer = UnsafeMutableRawBufferPointer(start: memory, count: bufferSize)
-        while let part = take() {
-            do {
-                try handle(part, buffer: buffer)
-            } catch {
-                fail(error)
-                return
+        do throws(S3Error) {
+            while let (part, digests) = try nextPart(into: buffer) {
+                try handle(part, digests: digests, buffer: buffer)
             }
+        } catch {
+            fail(error)
         }
     }
 
-    private func take() -> S3PartPlan? {
-        lock.withLock {
+    /// The next part, read into `buffer`, or `nil` when there is none (or the upload stops).
+    private func nextPart(into buffer: UnsafeMutableRawBufferPointer) throws(S3Error) -> (S3PartPlan, S3PartDigests)? {
+        guard let plan else {
+            guard lock.withLock({ failure == nil }), !cancellation.isCancelled else { return nil }
+            return try reader.readNext(
+                partSize: partSize, into: buffer, algorithm: options.checksum, withMD5: { self.listed[$0] != nil },
+                cancellation: cancellation)
+        }
+        let taken = lock.withLock { () -> S3PartPlan? in
             guard failure == nil, !cancellation.isCancelled, next < plan.count else { return nil }
             defer { next += 1 }
             return plan[next]
         }
+        guard let part = taken else { return nil }
+        let digests = try reader.read(
+            part, into: buffer, algorithm: options.checksum, withMD5: onServer(part) != nil, cancellation: cancellation)
+        return (part, digests)
+    }
+
+    /// The server's copy of `part` when it has one of the same size.
+    private func onServer(_ part: S3PartPlan) -> S3Answers.ListedPart? {
+        listed[part.number].flatMap { $0.size == Int64(part.size) ? $0 : nil }
     }
 
     private func fail(_ error: S3Error) {
@@ -109,9 +127,8 @@ final class S3PartUploader: @unchecked Sendable {
         if first { cancellation.cancel() }
     }
 
-    private func handle(_ part: S3PartPlan, buffer: UnsafeMutableRawBufferPointer) throws(S3Error) {
-        let onServer = listed[part.number].flatMap { $0.size == Int64(part.size) ? $0 : nil }
-        let digests = try reader.read(part, into: buffer, algorithm: options.checksum, withMD5: onServer != nil, cancellation: cancellation)
+    private func handle(_ part: S3PartPlan, digests: S3PartDigests, buffer: UnsafeMutableRawBufferPointer) throws(S3Error) {
+        let onServer = onServer(part)
         let checksum = digests.checksum.base64
         if let onServer, Self.matches(onServer, digests: digests) {
             record(S3CompletedPart(number: part.number, eTag: onServer.eTag, checksum: checksum, size: part.size), kept: true)

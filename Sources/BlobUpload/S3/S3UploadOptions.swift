@@ -41,8 +41,9 @@ public enum S3UploadEvent: Sendable, Hashable {
     /// A resumed upload keeps `partsKept` parts (`bytesKept` bytes) the server already has and
     /// whose size and checksum or ETag match the source.
     case resumed(uploadID: String, partsKept: Int, bytesKept: Int64)
-    /// `completedBytes` of `totalBytes` are on the server (kept parts included).
-    case progress(completedBytes: Int64, totalBytes: Int64)
+    /// `completedBytes` of `totalBytes` (`nil`: a stream whose length only its end tells) are
+    /// on the server, kept parts included.
+    case progress(completedBytes: Int64, totalBytes: Int64?)
     /// Part `partNumber` (`nil`: a request outside the parts) failed with a transient error
     /// and is tried again after `delay` seconds, as attempt `attempt`.
     case retrying(partNumber: Int?, attempt: Int, delay: TimeInterval, error: S3Error)

@@ -16,10 +16,11 @@ struct S3UploadRun {
     func run(_ source: UploadSource, resuming resumedID: String?) throws(S3Error) -> S3UploadResult {
         try validate()
         let reader = try S3PartReader(source: source, cancellation: cancellation)
-        var partSize = try Self.partSize(for: reader.length, source: source.name, options: options)
+        // Of unknown length (a pipe), the part size cannot grow: such a blob is at most 10,000 parts.
+        var partSize = try Self.partSize(for: reader.length ?? 0, source: source.name, options: options)
         let threshold = options.singlePutThreshold ?? partSize
-        if resumedID == nil, reader.length <= Int64(threshold) {
-            return try putObject(reader)
+        if resumedID == nil, let length = reader.length, length <= Int64(threshold) {
+            return try putObject(reader, length: length)
         }
         let uploadID: String
         var listed: [Int: S3Answers.ListedPart] = [:]
@@ -29,7 +30,7 @@ struct S3UploadRun {
             // Parts are numbered by the part size the upload started with: keep it.
             if let size = listed.values.map(\.size).max(), size >= Int64(S3UploadOptions.minimumPartSize),
                size <= Int64(S3UploadOptions.maximumPartSize),
-               (reader.length + size - 1) / size <= Int64(S3UploadOptions.maximumPartCount) {
+               (reader.length.map { ($0 + size - 1) / size } ?? 0) <= Int64(S3UploadOptions.maximumPartCount) {
                 partSize = Int(size)
             }
         } else {
@@ -37,15 +38,16 @@ struct S3UploadRun {
             events.send(.created(uploadID: uploadID))
         }
         do {
-            let plan = Self.plan(length: reader.length, partSize: partSize)
+            let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
             let uploader = S3PartUploader(
-                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, options: options, listed: listed,
-                cancellation: cancellation, events: events)
+                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, options: options,
+                listed: listed, cancellation: cancellation, events: events)
             let parts = try uploader.run()
             if resumedID != nil {
                 events.send(.resumed(uploadID: uploadID, partsKept: uploader.partsKept, bytesKept: uploader.bytesKept))
             }
-            return try complete(uploadID: uploadID, parts: parts, length: reader.length, partsSent: parts.count - uploader.partsKept)
+            let length = parts.reduce(Int64(0)) { $0 + Int64($1.size) }
+            return try complete(uploadID: uploadID, parts: parts, length: length, partsSent: parts.count - uploader.partsKept)
         } catch .cancelled {
             throw .cancelled(uploadID: uploadID)
         }
@@ -90,8 +92,8 @@ struct S3UploadRun {
         }
     }
 
-    private func putObject(_ reader: S3PartReader) throws(S3Error) -> S3UploadResult {
-        let size = Int(reader.length)
+    private func putObject(_ reader: S3PartReader, length: Int64) throws(S3Error) -> S3UploadResult {
+        let size = Int(length)
         guard let memory = malloc(max(size, 1)) else {
             throw .invalidConfiguration(name: "singlePutThreshold", reason: "a buffer of \(size) bytes cannot be allocated")
         }
@@ -110,9 +112,9 @@ struct S3UploadRun {
             guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
             return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: checksum)
         }
-        events.send(.progress(completedBytes: reader.length, totalBytes: reader.length))
+        events.send(.progress(completedBytes: length, totalBytes: length))
         return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum, uploadID: nil,
-                              length: reader.length, partCount: 1, partsSent: 1)
+                              length: length, partCount: 1, partsSent: 1)
     }
 
     private func create() throws(S3Error) -> String {

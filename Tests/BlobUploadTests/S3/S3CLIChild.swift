@@ -14,13 +14,14 @@ final class S3CLIChild: @unchecked Sendable {
     private let readers = DispatchGroup()
     private let errorText = Locked("")
 
-    init(_ arguments: [String], environment: [String: String]) throws {
+    /// Starts `blobstream arguments…`; standard input is `standardInput`, or /dev/null.
+    init(_ arguments: [String], environment: [String: String], standardInput: FileHandle? = nil) throws {
         process.executableURL = try ToolProcess.blobstream()
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = output
         process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput ?? FileHandle.nullDevice
         try process.run()
         let reading = output.fileHandleForReading
         DispatchQueue.global().async(group: readers) { [self] in

@@ -38,7 +38,6 @@ import Testing
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "+3", "/etc/hostname", "s3://bucket/k"], "--parallel"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--checksum", "md5", "/etc/hostname", "s3://bucket/k"], "--checksum"),
         (["s3", "cp", "--endpoint", "https://s3.amazonaws.com", "/etc/hostname", "s3://bucket/k"], "https is not supported"),
-        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "-", "s3://bucket/k"], "standard input is a pipe"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://B_/k"], "not an S3 bucket name"),
         (["s3", "abort", "--endpoint", "http://127.0.0.1:1", "s3://bucket/k"], "expected s3://bucket/key and UPLOAD_ID"),
     ])
@@ -47,6 +46,20 @@ import Testing
         #expect(result.status == 64)
         #expect(result.standardError.contains(message), "\(result.standardError)")
         #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test func standardInputIsReadUntilItEndsAndUploadedInParts() throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 5 * 1024 * 1024 + 7, seed: 43)
+        defer { TempFiles.remove(path) }
+        let child = try S3CLIChild(["s3", "cp", "--endpoint", TestServers.motoURL.absoluteString, "--part-size", "5M",
+                                    "-", "s3://\(bucket)/from-stdin"],
+                                   environment: Self.environment, standardInput: FileHandle(forReadingAtPath: path))
+        let result = child.finish()
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.split(separator: "\n").last?.hasSuffix("-2\"") == true, "\(result.output)")
+        #expect(try MotoS3.sha256(bucket: bucket, key: "from-stdin") == TempFiles.sha256(ofFileAtPath: path))
     }
 
     @Test func abortingAnUnknownUploadFailsAndSaysItIsGone() throws {

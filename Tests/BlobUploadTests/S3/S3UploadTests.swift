@@ -76,6 +76,31 @@ import Testing
         #expect(try MotoS3.sha256(bucket: bucket, key: "stream") == TempFiles.sha256(ofFileAtPath: path))
     }
 
+    @Test(arguments: [2 * 5 * 1024 * 1024 + 3, 2 * 5 * 1024 * 1024, 0])
+    func aStreamOfUnknownLengthIsReadUntilItEnds(size: Int) async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let bytes = TempFiles.pseudoRandomBytes(count: size, seed: 5)
+        let made = Locked(0)
+        let source = UploadSource.dataSource(name: "pipe-like") {
+            made.update { $0 += 1 }
+            return ScriptedDataSource(bytes: bytes, hidesLength: true)
+        }
+        var options = S3UploadOptions()
+        options.partSize = 5 * Self.mebibyte
+        let log = EventLog<S3UploadEvent>()
+        let result = try await client.upload(source, key: "unknown-\(size)", options: options) { log.append($0) }
+        // Parts of exactly the part size end where the stream does: no empty part after them.
+        #expect(result.partCount == max(1, (size + 5 * Self.mebibyte - 1) / (5 * Self.mebibyte)))
+        #expect(result.length == Int64(size))
+        #expect(made.get() == 1)   // one stream, read once
+        #expect(log.all.contains(.progress(completedBytes: Int64(size), totalBytes: nil)))
+        #expect(try MotoS3.length(bucket: bucket, key: "unknown-\(size)") == Int64(size))
+        if size > 0 {
+            #expect(try MotoS3.sha256(bucket: bucket, key: "unknown-\(size)") == TempFiles.sha256(of: bytes))
+        }
+    }
+
     @Test func abortDeletesTheUploadAndResumingItThenSaysItIsGone() async throws {
         let (client, bucket) = try MotoS3.makeBucket()
         defer { MotoS3.removeBucket(bucket) }
