@@ -20,6 +20,8 @@
 #   stall         http://127.0.0.1:18081/stall/...  (see Scripts/stall_server.py)
 #   tus           http://127.0.0.1:18090/files/     tuspyserver 4.4.3, uploads in tus-data/<id>
 #   tus-checksum  http://127.0.0.1:18091/files/     same storage, verifies Upload-Checksum (460)
+#   moto          http://127.0.0.1:18100/           moto's S3 server (path-style buckets; any
+#                                                   credentials; checksums and signatures unchecked)
 set -euo pipefail
 
 SCRIPTS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -39,7 +41,11 @@ TUS_CHECKSUM_PORT=18091
 WAIT_SECONDS=30
 PY=python3
 PY_PACKAGES=(tuspyserver==4.4.3 uvicorn==0.54.0 fastapi==0.165.0)
-SERVERS=(stall nginx tus tus-checksum)
+MOTO_PORT=18100
+# moto's S3 server, and what the S3 tests use beside it: botocore (the SigV4 oracle),
+# awscli (the benchmark's baseline), crc32c (independent CRC-32C of recorded parts).
+MOTO_PACKAGES=("moto[server]==5.2.1" botocore awscli crc32c)
+SERVERS=(stall nginx tus tus-checksum moto)
 
 log() { echo "test-servers: $*" >&2; }
 
@@ -73,6 +79,7 @@ healthy() {
             probe "$TUS_CHECKSUM_PORT" OPTIONS /files/ " 204 " "tus-version: 1.0.0" \
                 "tus-checksum-algorithm: sha1,sha256,md5"
             ;;
+        moto) probe "$MOTO_PORT" GET / " 200 " "listallmybucketsresult" ;;
     esac
 }
 
@@ -95,6 +102,7 @@ cmdline_marker() {
         stall) echo "stall_server.py" ;;
         tus) echo "--port$TUS_PORT" ;;
         tus-checksum) echo "--port$TUS_CHECKSUM_PORT" ;;
+        moto) echo "moto_server" ;;
     esac
 }
 
@@ -176,6 +184,22 @@ sys.exit(m.version("tuspyserver") != "4.4.3")'
         # Debian's own python3 refuses system-wide installs unless told (PEP 668).
         "${pip[@]}" --break-system-packages "${PY_PACKAGES[@]}" >&2
     fi
+    "$PY" -c "$check"
+}
+
+ensure_moto_packages() {
+    local check='import importlib.metadata as m, sys, moto, botocore, awscli, crc32c, flask
+sys.exit(m.version("moto") != "5.2.1")'
+    "$PY" -c "$check" 2>/dev/null && command -v moto_server >/dev/null && return 0
+    log "installing ${MOTO_PACKAGES[*]} from PyPI for $(command -v "$PY")"
+    if ! "$PY" -m pip --version >/dev/null 2>&1; then
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq python3-pip >&2
+    fi
+    local pip=("$PY" -m pip install --quiet --disable-pip-version-check)
+    if ! "${pip[@]}" "${MOTO_PACKAGES[@]}" >&2; then
+        "${pip[@]}" --break-system-packages "${MOTO_PACKAGES[@]}" >&2
+    fi
+    hash -r
     "$PY" -c "$check"
 }
 
@@ -306,6 +330,13 @@ start_server() {
                 </dev/null >>"$log" 2>&1 &
             LAUNCHED=$!
             ;;
+        moto)
+            # moto_server cannot write a pid file: the background job's pid is its own (exec).
+            (exec_without_inherited_fds setsid moto_server -H 127.0.0.1 -p "$MOTO_PORT") \
+                </dev/null >>"$log" 2>&1 &
+            LAUNCHED=$!
+            echo "$LAUNCHED" >"$(pid_file moto)"
+            ;;
     esac
 }
 
@@ -345,6 +376,7 @@ cmd_up() {
     mkdir -p "$RUN" "$LOGS" "$WWW/upload" "$TUS_DATA"
     [[ " $down " != *" nginx "* ]] || ensure_nginx
     [[ " $down " != *" tus"* ]] || ensure_python_packages
+    [[ " $down " != *" moto "* ]] || ensure_moto_packages
     local name
     for name in "${SERVERS[@]}"; do
         [[ " $down " == *" $name "* ]] || continue
@@ -356,7 +388,7 @@ cmd_up() {
 cmd_down() {
     lock
     local name
-    for name in tus-checksum tus nginx stall; do
+    for name in moto tus-checksum tus nginx stall; do
         stop_server "$name"
     done
 }

@@ -60,6 +60,8 @@ enum Targets {
         case "http-source-sync-64k": return [.ratio(atLeast: 1.0), .extra("peak_rss_growth_mib", atMost: 64)]
         case "tus-upload-4m": return [.ratio(atLeast: 1.0), .extra("cpu_ratio", atMost: 0.4), .extra("peak_rss_growth_mib", atMost: 64)]
         case "put-blobinputstream": return [.ratio(atLeast: 1.3), .extra("peak_rss_growth_mib", atMost: 64)]
+        // 4 parts in flight × 8 MiB + 16 MiB.
+        case "s3-multipart-8m": return [.ratio(atLeast: 1.0), .extra("cpu_ratio", atMost: 0.3), .extra("peak_rss_growth_mib", atMost: 48)]
         default:
             if name.hasPrefix("sha256-") && name.hasSuffix("mib-file-through-blobinputstream") { return [.ratio(atLeast: 0.9)] }
             return nil

@@ -8,6 +8,8 @@ let commands: [any Command.Type] = [
     UploadCommand.self,
     PutCommand.self,
     CatCommand.self,
+    S3CopyCommand.self,
+    S3AbortCommand.self,
 ]
 
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

@@ -10,7 +10,7 @@ import Glibc
 public enum TestServers {
     /// What to run when a server is missing, quoted in every failure.
     public static let instructions =
-        "run `Scripts/test-servers.sh up` (it installs nginx from apt and tuspyserver from PyPI)"
+        "run `Scripts/test-servers.sh up` (it installs nginx from apt, and tuspyserver, moto, botocore, awscli and crc32c from PyPI)"
 
     /// Directory holding all server state: `www/`, `tus-data/`, `logs/`, `run/`.
     public static let stateRoot = "/tmp/blobstream-servers"
@@ -105,6 +105,14 @@ public enum TestServers {
         tusDataRoot + "/" + uploadURL.lastPathComponent
     }
 
+    // MARK: moto (S3)
+
+    /// moto 5.2.1's S3 server: path-style buckets, any credentials; it does not verify
+    /// signatures or `x-amz-checksum-*` values.
+    public static let motoPort: UInt16 = 18100
+    /// `http://127.0.0.1:18100`.
+    public static let motoURL = URL(string: "http://127.0.0.1:18100")!
+
     // MARK: requirements
 
     /// Throws, with instructions, unless nginx accepts connections on ``nginxPort``.
@@ -128,6 +136,11 @@ public enum TestServers {
     public static func requireChecksumTus() throws(TestSupportError) {
         try require(
             "the checksum-verifying tus server", port: checksumTusPort, url: checksumTusFilesURL.absoluteString)
+    }
+
+    /// Throws, with instructions, unless moto's S3 server accepts connections on ``motoPort``.
+    public static func requireMoto() throws(TestSupportError) {
+        try require("moto's S3 server", port: motoPort, url: motoURL.absoluteString)
     }
 
     static func require(_ name: String, port: UInt16, url: String) throws(TestSupportError) {

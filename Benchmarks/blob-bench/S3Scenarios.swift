@@ -1,0 +1,162 @@
+import BlobStream
+import BlobUpload
+import Foundation
+import Synchronization
+
+/// The `s3` group: the same 256 MiB file (the benchmark file, or a 256 MiB one beside it when
+/// `--size` is larger) uploaded to moto's S3 server (127.0.0.1:18100, started by
+/// `Scripts/test-servers.sh up`) in interleaved rounds:
+///
+/// - `s3-multipart-8m`: ``S3Client`` in this process, 8 MiB parts, 4 in flight, CRC-32C per
+///   part; against `aws s3 cp (s3 baseline)`, the AWS CLI (s3transfer: 10 threads, 8 MiB
+///   parts, its default CRC-32 per part) run as a child.
+///   Extras: `cpu_s` (this process's user+system time around the upload, `getrusage(SELF)`:
+///   no process start), `aws_cpu_s` (the aws child's, from `getrusage(CHILDREN)`, interpreter
+///   start included), `cpu_ratio` = `cpu_s / aws_cpu_s` (target at most 0.3),
+///   `aws_start_cpu_s` (the child's CPU for `aws s3 cp` of a 1-byte file: start-up and fixed
+///   costs) with `cpu_ratio_upload_only` = `cpu_s / (aws_cpu_s - aws_start_cpu_s)`, and
+///   `peak_rss_growth_mib` (peak resident size above the idle size; target at most parts in
+///   flight × part size + 16 MiB = 48 MiB). Throughput target: at least 1.0×.
+/// - `curl_put_mbps`: the server's ceiling, one `curl -T` PutObject of the file (moto's
+///   multipart path is several times slower than its single PUT).
+func s3Scenarios(file: String, fileSize: Int) -> [ScenarioResult] {
+    let baseline = "aws s3 cp (s3 baseline)"
+    let failed = [ScenarioResult(scenario: baseline, mbps: 0, baseline: baseline, ratio: 1),
+                  ScenarioResult(scenario: "s3-multipart-8m", mbps: 0, baseline: baseline, ratio: 0)]
+    let size = min(fileSize, S3Bench.size)
+    let path: String
+    let bucket = "blob-bench-\(getpid())"
+    do {
+        try LoopbackServers.start()
+        path = size == fileSize ? file : try BenchmarkFile.prepare(size: size, directory: (file as NSString).deletingLastPathComponent)
+        try S3Bench.aws(["s3", "mb", "s3://\(bucket)"])
+    } catch {
+        S3Bench.complain("s3 scenarios: \(error)")
+        return failed
+    }
+    defer { try? S3Bench.aws(["s3", "rb", "--force", "s3://\(bucket)"]) }
+    var oursBest = 0.0, awsBest = 0.0, curlBest = 0.0
+    var ourCPU = Double.infinity, awsCPU = Double.infinity, peakGrowth = 0
+    var awsStartCPU = Double.infinity
+    do {
+        let tiny = NSTemporaryDirectory() + "blob-bench-s3-tiny-\(getpid())"
+        _ = FileManager.default.createFile(atPath: tiny, contents: Data([1]))
+        defer { try? FileManager.default.removeItem(atPath: tiny) }
+        for _ in 0..<S3Bench.rounds {
+            let run = try S3Bench.ours(file: path, size: size, bucket: bucket)
+            oursBest = max(oursBest, Double(size) / 1e6 / run.seconds)
+            ourCPU = min(ourCPU, run.cpu)
+            peakGrowth = max(peakGrowth, run.peakGrowth)
+            let aws = try S3Bench.child { try S3Bench.aws(["s3", "cp", "--only-show-errors", path, "s3://\(bucket)/aws.bin"]) }
+            awsBest = max(awsBest, Double(size) / 1e6 / aws.seconds)
+            awsCPU = min(awsCPU, aws.cpu)
+            awsStartCPU = min(awsStartCPU, try S3Bench.child { try S3Bench.aws(["s3", "cp", "--only-show-errors", tiny, "s3://\(bucket)/tiny"]) }.cpu)
+            let curl = try S3Bench.child { _ = try Measurement.seconds(ofCommand: S3Bench.curlPut(path, bucket: bucket)) }
+            curlBest = max(curlBest, Double(size) / 1e6 / curl.seconds)
+        }
+    } catch {
+        S3Bench.complain("s3 scenarios: \(error)")
+        return failed
+    }
+    let uploadOnly = awsCPU - awsStartCPU
+    return [
+        ScenarioResult(scenario: baseline, mbps: awsBest, baseline: baseline, ratio: 1,
+                       extras: ["cpu_s": awsCPU, "start_cpu_s": awsStartCPU, "curl_put_mbps": curlBest]),
+        ScenarioResult(
+            scenario: "s3-multipart-8m", mbps: oursBest, baseline: baseline, ratio: awsBest > 0 ? oursBest / awsBest : 0,
+            extras: [
+                "cpu_s": ourCPU, "aws_cpu_s": awsCPU, "aws_start_cpu_s": awsStartCPU,
+                "cpu_ratio": awsCPU > 0 ? ourCPU / awsCPU : 0,
+                "cpu_ratio_upload_only": uploadOnly > 0 ? ourCPU / uploadOnly : 0,
+                "peak_rss_growth_mib": Double(peakGrowth) / Double(1 << 20),
+                "curl_put_mbps": curlBest, "ratio_vs_curl_put": curlBest > 0 ? oursBest / curlBest : 0,
+            ]),
+    ]
+}
+
+private enum S3Bench {
+    static let size = 256 << 20
+    static let rounds = 2
+    static let endpoint = "http://127.0.0.1:18100"
+    static let environment = ["AWS_ACCESS_KEY_ID": "blob-bench", "AWS_SECRET_ACCESS_KEY": "blob-bench", "AWS_REGION": "us-east-1"]
+
+    struct Run {
+        var seconds: Double
+        var cpu: Double
+        var peakGrowth = 0
+    }
+
+    /// Runs the AWS CLI against moto.
+    static func aws(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["aws", "--endpoint-url", endpoint] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("aws \(arguments.joined(separator: " ")) exited with \(process.terminationStatus) "
+                + "(Scripts/test-servers.sh up installs awscli)")
+        }
+    }
+
+    /// `curl -T` as one PutObject (moto does not check the signature it is given).
+    static func curlPut(_ path: String, bucket: String) -> [String] {
+        ["curl", "-s", "-f", "-o", "/dev/null", "-T", path, "-H",
+         "Authorization: AWS4-HMAC-SHA256 Credential=blob-bench/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=00",
+         "\(endpoint)/\(bucket)/curl.bin"]
+    }
+
+    /// Times `body`, which runs one child to its end, with the child's CPU time.
+    static func child(_ body: () throws -> Void) throws -> Run {
+        let before = cpuSeconds(RUSAGE_CHILDREN)
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Run(seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9, cpu: cpuSeconds(RUSAGE_CHILDREN) - before)
+    }
+
+    /// One ``S3Client`` upload in this process.
+    static func ours(file: String, size: Int, bucket: String) throws -> Run {
+        let client = try S3Client(configuration: S3Configuration(
+            endpoint: URL(string: endpoint)!, bucket: bucket,
+            credentials: S3Credentials(accessKeyID: "blob-bench", secretAccessKey: "blob-bench")))
+        LoopbackServers.resetPeakResidentSize()
+        let idle = Measurement.residentBytes()
+        let cpuBefore = cpuSeconds(RUSAGE_SELF)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let outcome = Mutex<Result<S3UploadResult, S3Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            let result: Result<S3UploadResult, S3Error>
+            do throws(S3Error) {
+                result = .success(try await client.upload(.file(path: file), key: "ours.bin"))
+            } catch {
+                result = .failure(error)
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        let cpu = cpuSeconds(RUSAGE_SELF) - cpuBefore
+        let growth = max(0, Measurement.peakResidentBytes() - idle)
+        let upload = try outcome.withLock { $0! }.get()
+        guard upload.length == Int64(size), upload.partCount == (size + (8 << 20) - 1) / (8 << 20) else {
+            throw BenchmarkError("S3Client uploaded \(upload.length) bytes in \(upload.partCount) parts")
+        }
+        return Run(seconds: seconds, cpu: cpu, peakGrowth: growth)
+    }
+
+    static func cpuSeconds(_ who: __rusage_who) -> Double {
+        var usage = rusage()
+        getrusage(who.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    static func complain(_ message: String) {
+        FileHandle.standardError.write(Data("blob-bench: \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,84 @@
+import BlobStream
+import Foundation
+internal import HTTP1
+import Synchronization
+
+/// The cancellation state of one S3 operation, shared by its worker threads: cancelling
+/// interrupts every connection in use and every stream being read that can be closed from any
+/// thread, and wakes every retry wait, so the workers stop at once.
+final class S3Cancellation: Sendable {
+    private struct State {
+        var cancelled = false
+        var connections: [ObjectIdentifier: HTTP1Connection] = [:]
+        var streams: [ObjectIdentifier: CloseOnCancel] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let condition = NSCondition()
+
+    /// Whether ``cancel()`` was called.
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Cancels: interrupts the connections and streams in use, wakes waits. Idempotent.
+    func cancel() {
+        let (connections, streams) = state.withLock { state in
+            state.cancelled = true
+            return (Array(state.connections.values), Array(state.streams.values))
+        }
+        connections.forEach { $0.cancel() }
+        streams.forEach { $0.close() }
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Records `connection` as in use; `false` (and it is cancelled) when already cancelled.
+    func watch(_ connection: HTTP1Connection) -> Bool {
+        let cancelled = state.withLock { state in
+            state.connections[ObjectIdentifier(connection)] = connection
+            return state.cancelled
+        }
+        if cancelled { connection.cancel() }
+        return !cancelled
+    }
+
+    /// Forgets `connection`.
+    func unwatch(_ connection: HTTP1Connection) {
+        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+    }
+
+    /// Records a stream being read; closed on cancel only if it may be closed from any thread.
+    func watch(_ stream: InputStream) {
+        guard (stream as? any PositionedInputStream)?.closesFromAnyThread == true else { return }
+        let closable = CloseOnCancel(stream)
+        let cancelled = state.withLock { state in
+            state.streams[ObjectIdentifier(stream)] = closable
+            return state.cancelled
+        }
+        if cancelled { closable.close() }
+    }
+
+    /// Forgets `stream`.
+    func unwatch(_ stream: InputStream) {
+        _ = state.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    /// Waits `seconds`, or less when cancelled; returns `false` when cancelled.
+    func sleep(_ seconds: TimeInterval) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !isCancelled, Date() < deadline {
+            _ = condition.wait(until: deadline)
+        }
+        return !isCancelled
+    }
+}
+
+/// A stream that promised it may be closed from any thread (`closesFromAnyThread`).
+private final class CloseOnCancel: @unchecked Sendable {
+    // Only ever closed, which the stream allows from any thread.
+    private let stream: InputStream
+    init(_ stream: InputStream) { self.stream = stream }
+    func close() { stream.close() }
+}

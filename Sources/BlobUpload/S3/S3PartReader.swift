@@ -1,0 +1,249 @@
+import BlobStream
+import Foundation
+
+/// One part of an upload's plan.
+struct S3PartPlan: Sendable, Equatable {
+    var number: Int
+    var offset: Int64
+    var size: Int
+}
+
+/// What was computed while a part was read, in the same pass over its bytes.
+struct S3PartDigests: Sendable {
+    /// The part's checksum, of the upload's algorithm.
+    var checksum: ChecksumDigest
+    /// Its MD5, computed only to check a part the server already has against its ETag.
+    var md5: ChecksumDigest?
+}
+
+/// Reads the parts of an ``UploadSource`` into the workers' buffers, computing each part's
+/// checksum while its bytes are read (never in a second pass).
+///
+/// A source that opens at any offset (a file, an asset, an HTTP blob: anything
+/// ``UploadSource/dataSource(name:length:_:)`` makes) gives every part its own stream, opened
+/// at the part's offset, so parts are read in parallel. A source of plain streams is read
+/// once, in order, by one stream: each part waits for the part before it to be read. Every
+/// stream is pinned to the version the first one saw (``VersionPin``), and the last part is
+/// complete only once its stream reported the end (after a ``BlobInputStream`` confirmed its
+/// source unchanged).
+final class S3PartReader: @unchecked Sendable {
+    let source: UploadSource
+    /// The source's length, or `nil` for a stream that only its end tells (a pipe): it is
+    /// read in order, part after part, until it ends (``readNext(partSize:into:algorithm:withMD5:cancellation:)``).
+    let length: Int64?
+    /// Whether each part opens its own stream at its offset.
+    let positional: Bool
+    private let pin = VersionPin()
+    /// Bytes per stream read: a checksum then runs over bytes still in the CPU's cache.
+    private static let readSize = 1 << 20
+
+    // The one stream of a sequential source, and the offset of its next byte; guarded by `turn`.
+    private let turn = NSCondition()
+    private var stream: InputStream?
+    private var streamOffset: Int64 = 0
+    // Of a stream of unknown length, guarded by `turn` too: the next part's number, the byte
+    // read to learn that the part before was not the last, and whether the end was reached.
+    private var nextNumber = 1
+    private var carried: UInt8?
+    private var ended = false
+
+    /// Learns the source's length (declared, or from its first stream) and whether it can be
+    /// read at any offset.
+    /// - Throws: ``S3Error/transfer(_:)`` with the source's error.
+    init(source: UploadSource, cancellation: S3Cancellation) throws(S3Error) {
+        self.source = source
+        let first: UploadSource.Positioned
+        do {
+            first = try source.stream(at: 0, pinnedTo: pin)
+        } catch {
+            throw .transfer(error)
+        }
+        first.stream.open()
+        if first.stream.streamStatus == .error {
+            defer { first.stream.close() }
+            throw .transfer(Self.failure(of: first.stream, source: source.name, at: 0))
+        }
+        let opened = (first.stream as? any PositionedInputStream)?.length
+        if let declared = source.length, let opened, declared != opened {
+            first.stream.close()
+            throw .transfer(.lengthMismatch(url: source.name, serverLength: declared, sourceLength: opened))
+        }
+        let length = source.length ?? opened
+        self.length = length
+        var positional = false
+        // A stream of unknown length is read once, in order; no other is ever made (a second
+        // data source over standard input would read, or close, the same descriptor).
+        if let length, length > 1, let probe = try? source.stream(at: 1, pinnedTo: pin) {
+            positional = probe.startOffset == 1
+            probe.stream.close()
+        }
+        self.positional = positional
+        if positional {
+            first.stream.close()
+        } else {
+            stream = first.stream
+        }
+    }
+
+    deinit {
+        stream?.close()
+    }
+
+    /// Reads `part` into `buffer` (at least `part.size` bytes), computing its checksum of
+    /// `algorithm` and, when `withMD5`, its MD5.
+    func read(
+        _ part: S3PartPlan, into buffer: UnsafeMutableRawBufferPointer, algorithm: S3ChecksumAlgorithm, withMD5: Bool,
+        cancellation: S3Cancellation
+    ) throws(S3Error) -> S3PartDigests {
+        var checksum = algorithm.algorithm.makeChecksum()
+        var md5: MD5? = withMD5 ? MD5() : nil
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<part.size])
+        if positional {
+            let opened: UploadSource.Positioned
+            do {
+                opened = try source.stream(at: part.offset, pinnedTo: pin)
+            } catch {
+                throw .transfer(error)
+            }
+            let stream = opened.stream
+            cancellation.watch(stream)
+            defer {
+                cancellation.unwatch(stream)
+                stream.close()
+            }
+            stream.open()
+            if stream.streamStatus == .error {
+                throw .transfer(Self.failure(of: stream, source: source.name, at: part.offset))
+            }
+            try fill(target, from: stream, at: part.offset, checksum: &checksum, md5: &md5, cancellation: cancellation)
+        } else {
+            turn.lock()
+            defer {
+                turn.broadcast()
+                turn.unlock()
+            }
+            while streamOffset != part.offset {
+                guard stream != nil, !cancellation.isCancelled else { throw .cancelled(uploadID: nil) }
+                _ = turn.wait(until: Date(timeIntervalSinceNow: 0.1))
+            }
+            guard let stream else { throw .cancelled(uploadID: nil) }
+            cancellation.watch(stream)
+            defer { cancellation.unwatch(stream) }
+            do {
+                try fill(target, from: stream, at: part.offset, checksum: &checksum, md5: &md5, cancellation: cancellation)
+            } catch {
+                // The one stream cannot go on after a failed read; no later part can be read.
+                self.stream?.close()
+                self.stream = nil
+                throw error
+            }
+            streamOffset = part.offset + Int64(part.size)
+        }
+        return S3PartDigests(checksum: checksum.finalize(), md5: md5?.finalize())
+    }
+
+    /// Reads the next part of a stream of unknown length into `buffer`: up to `partSize` bytes,
+    /// fewer only at the end. A full part is followed by a read of one byte, which tells
+    /// whether it was the last (that byte then starts the next part). Returns `nil` once the
+    /// stream has ended (after one empty part, for an empty stream).
+    func readNext(
+        partSize: Int, into buffer: UnsafeMutableRawBufferPointer, algorithm: S3ChecksumAlgorithm,
+        withMD5: (Int) -> Bool, cancellation: S3Cancellation
+    ) throws(S3Error) -> (part: S3PartPlan, digests: S3PartDigests)? {
+        turn.lock()
+        defer { turn.unlock() }
+        guard !ended else { return nil }
+        guard let stream, let base = buffer.baseAddress else { throw .cancelled(uploadID: nil) }
+        let number = nextNumber
+        guard number <= S3UploadOptions.maximumPartCount else {
+            throw .sourceTooLarge(source: source.name, length: streamOffset + (carried == nil ? 0 : 1))
+        }
+        var checksum = algorithm.algorithm.makeChecksum()
+        var md5: MD5? = withMD5(number) ? MD5() : nil
+        var filled = 0
+        if let byte = carried {
+            base.storeBytes(of: byte, as: UInt8.self)
+            let first = UnsafeRawBufferPointer(start: base, count: 1)
+            checksum.update(first)
+            md5?.update(first)
+            filled = 1
+            carried = nil
+        }
+        cancellation.watch(stream)
+        defer { cancellation.unwatch(stream) }
+        do throws(S3Error) {
+            while filled < partSize {
+                if cancellation.isCancelled { throw S3Error.cancelled(uploadID: nil) }
+                let count = stream.read((base + filled).assumingMemoryBound(to: UInt8.self), maxLength: min(partSize - filled, Self.readSize))
+                if cancellation.isCancelled { throw S3Error.cancelled(uploadID: nil) }
+                if count == 0 {
+                    ended = true
+                    break
+                }
+                guard count > 0 else { throw S3Error.transfer(Self.failure(of: stream, source: source.name, at: streamOffset + Int64(filled))) }
+                let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
+                checksum.update(bytes)
+                md5?.update(bytes)
+                filled += count
+            }
+            if !ended {
+                var byte: UInt8 = 0
+                let count = stream.read(&byte, maxLength: 1)
+                if count < 0 { throw S3Error.transfer(Self.failure(of: stream, source: source.name, at: streamOffset + Int64(filled))) }
+                if count == 0 { ended = true } else { carried = byte }
+            }
+        } catch {
+            // The one stream cannot go on after a failed read; no later part can be read.
+            self.stream?.close()
+            self.stream = nil
+            ended = true
+            throw error
+        }
+        if filled == 0, number > 1 { return nil }
+        nextNumber += 1
+        let part = S3PartPlan(number: number, offset: streamOffset, size: filled)
+        streamOffset += Int64(filled)
+        return (part, S3PartDigests(checksum: checksum.finalize(), md5: md5?.finalize()))
+    }
+
+    /// Fills `target` from `stream`, whose next byte is at `offset`; at the source's end, makes
+    /// sure the stream has no more bytes.
+    private func fill(
+        _ target: UnsafeMutableRawBufferPointer, from stream: InputStream, at offset: Int64,
+        checksum: inout any Checksum, md5: inout MD5?, cancellation: S3Cancellation
+    ) throws(S3Error) {
+        guard let base = target.baseAddress else { return }
+        var filled = 0
+        while filled < target.count {
+            if cancellation.isCancelled { throw .cancelled(uploadID: nil) }
+            let count = stream.read((base + filled).assumingMemoryBound(to: UInt8.self), maxLength: min(target.count - filled, Self.readSize))
+            if cancellation.isCancelled { throw .cancelled(uploadID: nil) }
+            guard count > 0 else {
+                throw .transfer(count == 0
+                    ? .source(.unexpectedEnd(resource: source.name, offset: offset + Int64(filled), expectedLength: length ?? offset + Int64(target.count)))
+                    : Self.failure(of: stream, source: source.name, at: offset + Int64(filled)))
+            }
+            let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
+            checksum.update(bytes)
+            md5?.update(bytes)
+            filled += count
+        }
+        if let length, offset + Int64(filled) == length {
+            var byte: UInt8 = 0
+            let count = stream.read(&byte, maxLength: 1)
+            if count < 0 { throw .transfer(Self.failure(of: stream, source: source.name, at: length)) }
+            if count > 0 {
+                throw .transfer(.source(.sourceChanged(
+                    resource: source.name, offset: length, reason: "the stream yields more than the declared length of \(length) bytes")))
+            }
+        }
+    }
+
+    private static func failure(of stream: InputStream, source: String, at offset: Int64) -> BlobUploadError {
+        if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
+            return .source(error)
+        }
+        let reason = stream.streamError?.localizedDescription ?? "the stream failed"
+        return .source(.sourceFailed(resource: source, reason: "\(reason) (at offset \(offset))"))
+    }
+}

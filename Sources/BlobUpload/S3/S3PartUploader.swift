@@ -1,0 +1,178 @@
+import BlobStream
+import Foundation
+
+/// A part on the server, ready for `CompleteMultipartUpload`.
+struct S3CompletedPart: Sendable {
+    var number: Int
+    var eTag: String
+    var checksum: String?
+    var size: Int
+}
+
+/// Reads and sends the parts of one multipart upload on `parallelParts` worker threads, each
+/// with one part buffer of its own (memory: parts in flight × part size, nothing else grows
+/// with the blob). A part the server already has (resume) is read and checked against it, and
+/// sent only when it differs. A transient failure is retried for its part alone while the other
+/// workers go on; the first lasting failure stops every worker.
+final class S3PartUploader: @unchecked Sendable {
+    private let wire: S3Wire
+    private let key: String
+    private let uploadID: String
+    private let reader: S3PartReader
+    /// The parts of a blob of known length; `nil` for a stream read until it ends.
+    private let plan: [S3PartPlan]?
+    private let partSize: Int
+    private let options: S3UploadOptions
+    private let listed: [Int: S3Answers.ListedPart]
+    private let cancellation: S3Cancellation
+    private let events: S3EventSink
+    private let retry: S3Retry
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var next = 0
+    private var completed: [S3CompletedPart] = []
+    private var completedBytes: Int64 = 0
+    private var failure: S3Error?
+    private(set) var partsKept = 0
+    private(set) var bytesKept: Int64 = 0
+
+    init(
+        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int,
+        options: S3UploadOptions, listed: [Int: S3Answers.ListedPart], cancellation: S3Cancellation, events: S3EventSink
+    ) {
+        self.wire = wire
+        self.key = key
+        self.uploadID = uploadID
+        self.reader = reader
+        self.plan = plan
+        self.partSize = partSize
+        self.options = options
+        self.listed = listed
+        self.cancellation = cancellation
+        self.events = events
+        retry = S3Retry(options: options, bucket: wire.bucket, cancellation: cancellation, events: events)
+    }
+
+    /// Uploads every part that the server does not have as the source has it; returns all
+    /// parts in order.
+    func run() throws(S3Error) -> [S3CompletedPart] {
+        let workers = max(1, min(options.parallelParts, plan?.count ?? options.parallelParts))
+        let bufferSize = plan.map { $0.map(\.size).max() ?? 0 } ?? partSize
+        let group = DispatchGroup()
+        for _ in 0..<workers {
+            group.enter()
+            let thread = Thread { [self] in
+                defer { group.leave() }
+                work(bufferSize: bufferSize)
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.wait()
+        if let failure { throw failure }
+        if cancellation.isCancelled { throw .cancelled(uploadID: uploadID) }
+        return completed.sorted { $0.number < $1.number }
+    }
+
+    private func work(bufferSize: Int) {
+        // malloc reports a failure instead of trapping.
+        guard let memory = malloc(max(bufferSize, 1)) else {
+            fail(.invalidConfiguration(name: "partSize", reason: "a part buffer of \(bufferSize) bytes cannot be allocated"))
+            return
+        }
+        defer { free(memory) }
+        let buffer = UnsafeMutableRawBufferPointer(start: memory, count: bufferSize)
+        do throws(S3Error) {
+            while let (part, digests) = try nextPart(into: buffer) {
+                try handle(part, digests: digests, buffer: buffer)
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// The next part, read into `buffer`, or `nil` when there is none (or the upload stops).
+    private func nextPart(into buffer: UnsafeMutableRawBufferPointer) throws(S3Error) -> (S3PartPlan, S3PartDigests)? {
+        guard let plan else {
+            guard lock.withLock({ failure == nil }), !cancellation.isCancelled else { return nil }
+            return try reader.readNext(
+                partSize: partSize, into: buffer, algorithm: options.checksum, withMD5: { self.listed[$0] != nil },
+                cancellation: cancellation)
+        }
+        let taken = lock.withLock { () -> S3PartPlan? in
+            guard failure == nil, !cancellation.isCancelled, next < plan.count else { return nil }
+            defer { next += 1 }
+            return plan[next]
+        }
+        guard let part = taken else { return nil }
+        let digests = try reader.read(
+            part, into: buffer, algorithm: options.checksum, withMD5: onServer(part) != nil, cancellation: cancellation)
+        return (part, digests)
+    }
+
+    /// The server's copy of `part` when it has one of the same size.
+    private func onServer(_ part: S3PartPlan) -> S3Answers.ListedPart? {
+        listed[part.number].flatMap { $0.size == Int64(part.size) ? $0 : nil }
+    }
+
+    private func fail(_ error: S3Error) {
+        let first = lock.withLock { () -> Bool in
+            guard failure == nil else { return false }
+            if case .cancelled = error, cancellation.isCancelled { return false }
+            failure = error
+            return true
+        }
+        // The other workers stop at once; their interruption is not the upload's error.
+        if first { cancellation.cancel() }
+    }
+
+    private func handle(_ part: S3PartPlan, digests: S3PartDigests, buffer: UnsafeMutableRawBufferPointer) throws(S3Error) {
+        let onServer = onServer(part)
+        let checksum = digests.checksum.base64
+        if let onServer, Self.matches(onServer, digests: digests) {
+            record(S3CompletedPart(number: part.number, eTag: onServer.eTag, checksum: checksum, size: part.size), kept: true)
+            return
+        }
+        let body = UnsafeRawBufferPointer(rebasing: buffer[0..<part.size])
+        let eTag = try retry.run(key: key, uploadID: uploadID, partNumber: part.number) { () throws(S3Error) -> String in
+            try send(part, body: body, digests: digests)
+        }
+        record(S3CompletedPart(number: part.number, eTag: eTag, checksum: checksum, size: part.size), kept: false)
+        events.send(.partUploaded(partNumber: part.number, bytes: part.size))
+    }
+
+    /// Whether the server's copy of a part is the source's: by its checksum when the server
+    /// lists one, else by its ETag, which is the part's MD5 for unencrypted and SSE-S3 parts.
+    /// Anything that cannot be checked (an ETag that is no MD5, under SSE-KMS) is sent again.
+    static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests) -> Bool {
+        if let checksum = listed.checksum { return checksum == digests.checksum.base64 }
+        let tag = listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+        guard tag.count == 32, let md5 = digests.md5 else { return false }
+        return tag == md5.hex
+    }
+
+    private func send(_ part: S3PartPlan, body: UnsafeRawBufferPointer, digests: S3PartDigests) throws(S3Error) -> String {
+        let call = S3Call(
+            operation: "UploadPart", method: "PUT", key: key,
+            query: [("partNumber", String(part.number)), ("uploadId", uploadID)],
+            fields: [(options.checksum.headerName, digests.checksum.base64)], uploadID: uploadID, partNumber: part.number)
+        let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
+        let answer = try wire.send(call, body: body, payloadHash: payloadHash, cancellation: cancellation)
+        guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
+        return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: digests.checksum.base64)
+    }
+
+    private func record(_ part: S3CompletedPart, kept: Bool) {
+        // Under the lock, so that progress reaches the handler in increasing order.
+        lock.withLock {
+            completed.append(part)
+            completedBytes += Int64(part.size)
+            if kept {
+                partsKept += 1
+                bytesKept += Int64(part.size)
+            }
+            events.send(.progress(completedBytes: completedBytes, totalBytes: reader.length))
+        }
+    }
+}

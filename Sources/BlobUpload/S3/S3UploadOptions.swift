@@ -1,0 +1,73 @@
+import Foundation
+
+/// How an ``S3Client`` uploads one object.
+public struct S3UploadOptions: Sendable {
+    /// S3's smallest part (all but the last part must be at least this long).
+    public static let minimumPartSize = 5 * 1024 * 1024
+    /// S3's largest part.
+    public static let maximumPartSize = 5 * 1024 * 1024 * 1024
+    /// S3's largest part count.
+    public static let maximumPartCount = 10_000
+
+    /// Bytes per part, 8 MiB by default; grown for a blob that would need more than 10,000
+    /// parts. Memory is about ``parallelParts`` × this.
+    public var partSize = 8 * 1024 * 1024
+    /// Parts read and sent at the same time, 4 by default.
+    public var parallelParts = 4
+    /// A blob of at most this many bytes goes up in one `PutObject`; by default one part size.
+    public var singlePutThreshold: Int?
+    /// The checksum each part (or the single PUT) carries; CRC-32C by default.
+    public var checksum = S3ChecksumAlgorithm.crc32c
+    /// `Content-Type` of the object; `application/octet-stream` by default.
+    public var contentType = "application/octet-stream"
+    /// Attempts per request before a transient failure (`SlowDown`, 5xx, a dropped
+    /// connection) fails the upload; 5 by default.
+    public var maxAttempts = 5
+    /// The first wait before a retry, doubled for each further one up to ``maxRetryDelay``.
+    public var retryDelay: TimeInterval = 0.25
+    /// The longest wait between two attempts.
+    public var maxRetryDelay: TimeInterval = 8
+
+    /// Default options.
+    public init() {}
+}
+
+/// What an upload reports while it runs. Events come from the upload's worker threads, one at
+/// a time, in order; a handler must return quickly.
+public enum S3UploadEvent: Sendable, Hashable {
+    /// The multipart upload exists: save `uploadID` to resume after a crash. Reported before
+    /// any part is sent.
+    case created(uploadID: String)
+    /// A resumed upload keeps `partsKept` parts (`bytesKept` bytes) the server already has and
+    /// whose size and checksum or ETag match the source.
+    case resumed(uploadID: String, partsKept: Int, bytesKept: Int64)
+    /// `completedBytes` of `totalBytes` (`nil`: a stream whose length only its end tells) are
+    /// on the server, kept parts included.
+    case progress(completedBytes: Int64, totalBytes: Int64?)
+    /// Part `partNumber` (`nil`: a request outside the parts) failed with a transient error
+    /// and is tried again after `delay` seconds, as attempt `attempt`.
+    case retrying(partNumber: Int?, attempt: Int, delay: TimeInterval, error: S3Error)
+    /// Part `partNumber` was sent and acknowledged.
+    case partUploaded(partNumber: Int, bytes: Int)
+}
+
+/// What a finished upload created.
+public struct S3UploadResult: Sendable, Hashable {
+    /// The bucket.
+    public var bucket: String
+    /// The key.
+    public var key: String
+    /// The object's ETag as S3 gives it (with its quotes; `"…-N"` for N parts).
+    public var eTag: String
+    /// The object's checksum as S3 reports it (a composite `…-N` of the parts' for a multipart
+    /// upload), base64, or `nil` when the server gives none.
+    public var checksum: String?
+    /// The multipart upload's id, or `nil` for a single `PutObject`.
+    public var uploadID: String?
+    /// The object's length.
+    public var length: Int64
+    /// How many parts the object has (1 for a single `PutObject`).
+    public var partCount: Int
+    /// How many parts this call sent (less than ``partCount`` when it resumed).
+    public var partsSent: Int
+}

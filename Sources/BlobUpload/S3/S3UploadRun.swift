@@ -1,0 +1,200 @@
+import BlobStream
+import Foundation
+
+/// One call of ``S3Client/upload(_:key:options:resuming:events:)``, on its own thread: picks
+/// single `PutObject` or multipart, creates or resumes the upload, has the parts sent, and
+/// completes it.
+struct S3UploadRun {
+    let wire: S3Wire
+    let key: String
+    let options: S3UploadOptions
+    let cancellation: S3Cancellation
+    let events: S3EventSink
+
+    private var retry: S3Retry { S3Retry(options: options, bucket: wire.bucket, cancellation: cancellation, events: events) }
+
+    func run(_ source: UploadSource, resuming resumedID: String?) throws(S3Error) -> S3UploadResult {
+        try validate()
+        let reader = try S3PartReader(source: source, cancellation: cancellation)
+        // Of unknown length (a pipe), the part size cannot grow: such a blob is at most 10,000 parts.
+        var partSize = try Self.partSize(for: reader.length ?? 0, source: source.name, options: options)
+        let threshold = options.singlePutThreshold ?? partSize
+        if resumedID == nil, let length = reader.length, length <= Int64(threshold) {
+            return try putObject(reader, length: length)
+        }
+        let uploadID: String
+        var listed: [Int: S3Answers.ListedPart] = [:]
+        if let resumedID {
+            uploadID = resumedID
+            for part in try listParts(uploadID: uploadID) { listed[part.number] = part }
+            // Parts are numbered by the part size the upload started with: keep it.
+            if let size = listed.values.map(\.size).max(), size >= Int64(S3UploadOptions.minimumPartSize),
+               size <= Int64(S3UploadOptions.maximumPartSize),
+               (reader.length.map { ($0 + size - 1) / size } ?? 0) <= Int64(S3UploadOptions.maximumPartCount) {
+                partSize = Int(size)
+            }
+        } else {
+            uploadID = try create()
+            events.send(.created(uploadID: uploadID))
+        }
+        do {
+            let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
+            let uploader = S3PartUploader(
+                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, options: options,
+                listed: listed, cancellation: cancellation, events: events)
+            let parts = try uploader.run()
+            if resumedID != nil {
+                events.send(.resumed(uploadID: uploadID, partsKept: uploader.partsKept, bytesKept: uploader.bytesKept))
+            }
+            let length = parts.reduce(Int64(0)) { $0 + Int64($1.size) }
+            return try complete(uploadID: uploadID, parts: parts, length: length, partsSent: parts.count - uploader.partsKept)
+        } catch .cancelled {
+            throw .cancelled(uploadID: uploadID)
+        }
+    }
+
+    private func validate() throws(S3Error) {
+        if options.partSize < S3UploadOptions.minimumPartSize || options.partSize > S3UploadOptions.maximumPartSize {
+            throw .invalidConfiguration(name: "partSize", reason: "\(options.partSize) bytes: S3 parts are 5 MiB to 5 GiB")
+        }
+        if options.parallelParts < 1 || options.parallelParts > 64 {
+            throw .invalidConfiguration(name: "parallelParts", reason: "\(options.parallelParts): from 1 to 64")
+        }
+        if options.maxAttempts < 1 {
+            throw .invalidConfiguration(name: "maxAttempts", reason: "\(options.maxAttempts): at least 1")
+        }
+        if let threshold = options.singlePutThreshold, threshold < 0 || threshold > S3UploadOptions.maximumPartSize {
+            throw .invalidConfiguration(name: "singlePutThreshold", reason: "\(threshold) bytes: from 0 to 5 GiB")
+        }
+        if key.isEmpty || key.utf8.count > 1024 {
+            throw .invalidConfiguration(name: "key", reason: "an object key has 1 to 1024 bytes")
+        }
+    }
+
+    /// The part size: the one asked for, grown (in whole MiB) so that the blob fits in 10,000 parts.
+    static func partSize(for length: Int64, source: String, options: S3UploadOptions) throws(S3Error) -> Int {
+        var size = Int64(options.partSize)
+        let count = Int64(S3UploadOptions.maximumPartCount)
+        if (length + size - 1) / size > count {
+            let mebibyte: Int64 = 1 << 20
+            size = ((length + count - 1) / count + mebibyte - 1) / mebibyte * mebibyte
+        }
+        guard size <= Int64(S3UploadOptions.maximumPartSize) else { throw .sourceTooLarge(source: source, length: length) }
+        return Int(size)
+    }
+
+    /// The parts of a blob of `length` bytes.
+    static func plan(length: Int64, partSize: Int) -> [S3PartPlan] {
+        let count = max(1, Int((length + Int64(partSize) - 1) / Int64(partSize)))
+        return (0..<count).map { index in
+            let offset = Int64(index) * Int64(partSize)
+            return S3PartPlan(number: index + 1, offset: offset, size: Int(min(Int64(partSize), length - offset)))
+        }
+    }
+
+    private func putObject(_ reader: S3PartReader, length: Int64) throws(S3Error) -> S3UploadResult {
+        let size = Int(length)
+        guard let memory = malloc(max(size, 1)) else {
+            throw .invalidConfiguration(name: "singlePutThreshold", reason: "a buffer of \(size) bytes cannot be allocated")
+        }
+        defer { free(memory) }
+        let buffer = UnsafeMutableRawBufferPointer(start: memory, count: size)
+        let digests = try reader.read(
+            S3PartPlan(number: 1, offset: 0, size: size), into: buffer, algorithm: options.checksum, withMD5: false,
+            cancellation: cancellation)
+        let checksum = digests.checksum.base64
+        let call = S3Call(operation: "PutObject", method: "PUT", key: key,
+                          fields: [("Content-Type", options.contentType), (options.checksum.headerName, checksum)])
+        let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
+        // A refused first connection is a server that is not there: no point in waiting.
+        let eTag = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
+            let answer = try wire.send(call, body: UnsafeRawBufferPointer(buffer), payloadHash: payloadHash, cancellation: cancellation)
+            guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
+            return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: checksum)
+        }
+        events.send(.progress(completedBytes: length, totalBytes: length))
+        return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum, uploadID: nil,
+                              length: length, partCount: 1, partsSent: 1)
+    }
+
+    private func create() throws(S3Error) -> String {
+        let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
+                          fields: [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)])
+        // A refused first connection is a server that is not there: no point in waiting.
+        return try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
+            let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+            guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
+            guard let root = S3XMLElement.parse(answer.body), root.name == "InitiateMultipartUploadResult",
+                  let uploadID = root.value("UploadId"), !uploadID.isEmpty else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer names no UploadId")
+            }
+            return uploadID
+        }
+    }
+
+    /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`.
+    func listParts(uploadID: String) throws(S3Error) -> [S3Answers.ListedPart] {
+        var parts: [S3Answers.ListedPart] = []
+        var marker: String?
+        repeat {
+            var query = [("uploadId", uploadID)]
+            if let marker { query.append(("part-number-marker", marker)) }
+            let call = S3Call(operation: "ListParts", method: "GET", key: key, query: query, uploadID: uploadID)
+            let root = try retry.run(key: key, uploadID: uploadID, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
+                let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+                guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
+                // moto names the root ListPartsResponse.
+                guard let root = S3XMLElement.parse(answer.body), ["ListPartsResult", "ListPartsResponse"].contains(root.name) else {
+                    throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer is no ListPartsResult")
+                }
+                return root
+            }
+            for part in root.all("Part") {
+                guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init),
+                      let eTag = part.value("ETag") else {
+                    throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a part lacks its number, size or ETag")
+                }
+                parts.append(S3Answers.ListedPart(number: number, size: size, eTag: eTag, checksum: part.value("Checksum\(options.checksum.s3Name)")))
+            }
+            let truncated = root.value("IsTruncated") == "true"
+            let nextMarker = root.value("NextPartNumberMarker")
+            guard !truncated || (nextMarker != nil && nextMarker != marker) else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a truncated list without a new NextPartNumberMarker")
+            }
+            marker = truncated ? nextMarker : nil
+        } while marker != nil
+        return parts
+    }
+
+    private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {
+        let body = S3Answers.completeBody(parts.map { ($0.number, $0.eTag, $0.checksum) }, algorithm: options.checksum)
+        let call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
+                          fields: [("Content-Type", "application/xml")], uploadID: uploadID)
+        let payloadHash = SHA256.digest(of: body).hex
+        let root = try retry.run(key: key, uploadID: uploadID, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
+            var sent: Result<S3Answer, S3Error> = .failure(.cancelled(uploadID: uploadID))
+            body.withUnsafeBytes { bytes in
+                sent = Result { () throws(S3Error) in
+                    try wire.send(call, body: bytes, payloadHash: payloadHash, cancellation: cancellation)
+                }
+            }
+            let answer = try sent.get()
+            // S3 may answer 200 and still fail, with an <Error> body sent after the status.
+            guard (200..<300).contains(answer.statusCode), let root = S3XMLElement.parse(answer.body),
+                  root.name != "Error" else {
+                if (200..<300).contains(answer.statusCode), S3XMLElement.parse(answer.body) == nil {
+                    throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer is no XML")
+                }
+                throw wire.failure(of: answer, for: call)
+            }
+            return root
+        }
+        // moto names the root CompleteMultipartUploadResponse.
+        guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag") else {
+            throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer names no ETag")
+        }
+        return S3UploadResult(
+            bucket: wire.bucket, key: key, eTag: eTag, checksum: root.value("Checksum\(options.checksum.s3Name)"),
+            uploadID: uploadID, length: length, partCount: parts.count, partsSent: partsSent)
+    }
+}

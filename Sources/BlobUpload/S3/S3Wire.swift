@@ -1,0 +1,214 @@
+import Foundation
+internal import HTTP1
+import Synchronization
+
+/// One S3 request before it is signed.
+struct S3Call {
+    /// The S3 operation, for errors (`UploadPart`).
+    var operation: String
+    var method: String
+    var key: String
+    var query: [(String, String)] = []
+    /// Fields to send and sign (`x-amz-*`, `Content-Type`).
+    var fields: [(String, String)] = []
+    var uploadID: String?
+    var partNumber: Int?
+}
+
+/// S3's answer: status, head fields, body (error bodies and XML results are small).
+struct S3Answer {
+    var head: HTTPResponseHead
+    var body: Data
+    var statusCode: Int { head.statusCode }
+}
+
+/// Signs S3 requests and sends them over the package's HTTP/1.1 client, with a pool of
+/// kept-alive connections (one per part in flight). Blocking: it runs on the upload's worker
+/// threads, never on Swift's cooperative pool.
+///
+/// Redirects: one within the endpoint's origin is followed, signed anew for its URL; one to
+/// another origin is refused (``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``):
+/// the `Authorization` field and the body are never sent to another host.
+final class S3Wire: Sendable {
+    let bucket: String
+    let signer: SigV4Signer
+    private let scheme: String
+    private let host: String
+    private let port: Int
+    private let addressing: S3Configuration.Addressing
+    private let timeout: TimeInterval
+    private let idle = Mutex<[HTTP1Connection]>([])
+
+    /// Error bodies and XML results are kept up to this size.
+    static let maxKeptBody = 4 << 20
+
+    /// A wire for `configuration`.
+    /// - Throws: ``S3Error/unsupportedEndpoint(endpoint:reason:)`` for an endpoint that is not
+    ///   `http://host[:port]`, ``S3Error/invalidConfiguration(name:reason:)`` for a bucket name
+    ///   S3 cannot have.
+    init(configuration: S3Configuration) throws(S3Error) {
+        let endpoint = configuration.endpoint
+        let scheme = endpoint.scheme?.lowercased() ?? ""
+        guard scheme == "http" else {
+            throw .unsupportedEndpoint(
+                endpoint: endpoint.absoluteString,
+                reason: scheme == "https"
+                    ? "https is not supported: this S3 client speaks plain http over the package's own HTTP/1.1 client; "
+                        + "use an http endpoint (a local server, or a TLS-terminating proxy on this host)"
+                    : "not an http URL")
+        }
+        guard let host = endpoint.host?.lowercased(), !host.isEmpty else {
+            throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "the URL names no host")
+        }
+        let bucket = configuration.bucket
+        guard (3...63).contains(bucket.utf8.count),
+              bucket.utf8.allSatisfy({ (48...57).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 || $0 == 95 }) else {
+            throw .invalidConfiguration(
+                name: "bucket", reason: "\"\(bucket)\" is not an S3 bucket name (3 to 63 lowercase letters, digits, '.', '-')")
+        }
+        self.bucket = bucket
+        self.scheme = scheme
+        self.host = host
+        self.port = endpoint.port ?? 80
+        self.addressing = configuration.addressing
+        self.timeout = configuration.timeout
+        signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
+    }
+
+    /// `host[:port]` as sent in `Host` and signed (the default port left out).
+    private var authority: String {
+        let name = addressing == .virtualHost ? "\(bucket).\(host)" : host
+        return port == 80 ? name : "\(name):\(port)"
+    }
+
+    /// The request path, percent-encoded.
+    private func path(for key: String) -> String {
+        let encodedKey = S3URLEncoding.encode(key, keepingSlash: true)
+        return addressing == .virtualHost ? "/" + encodedKey : "/\(bucket)/" + encodedKey
+    }
+
+    /// The URL of `call`, as sent.
+    func url(for call: S3Call) -> URL {
+        let query = S3URLEncoding.canonicalQuery(call.query)
+        return URL(string: "\(scheme)://\(authority)\(path(for: call.key))" + (query.isEmpty ? "" : "?" + query))!
+    }
+
+    /// Signs and sends `call` with `body` (hashed as `payloadHash`), and reads the answer.
+    /// Statuses are returned, not thrown.
+    /// - Throws: ``S3Error/transfer(_:)`` for a network failure, a broken answer or a refused
+    ///   redirect; ``S3Error/cancelled(uploadID:)`` when `cancellation` fires.
+    func send(
+        _ call: S3Call, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
+    ) throws(S3Error) -> S3Answer {
+        var url = url(for: call)
+        let origin = URLOrigin(url)
+        for _ in 0..<3 {
+            let answer = try exchange(call, url: url, body: body, payloadHash: payloadHash, cancellation: cancellation)
+            guard let location = answer.head.redirectLocation,
+                  let target = URL(string: location, relativeTo: url)?.absoluteURL else { return answer }
+            guard URLOrigin(target) == origin else {
+                throw .transfer(.crossOriginRefused(method: call.method, url: target.absoluteString, allowedOrigin: "\(origin)"))
+            }
+            url = target
+        }
+        throw .transfer(.protocolViolation(url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
+    }
+
+    private func exchange(
+        _ call: S3Call, url: URL, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
+    ) throws(S3Error) -> S3Answer {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let signed = signer.sign(
+            method: call.method, path: components?.percentEncodedPath ?? "/", query: components?.percentEncodedQuery ?? "",
+            host: authority, fields: call.fields, payloadHash: payloadHash, date: Date())
+        let head = HTTPRequestHead(method: call.method, url: url, fields: call.fields + signed.fields, contentLength: body?.count ?? 0)
+        if let (name, problem) = head.fieldProblem {
+            throw .transfer(HeaderFieldCheck.error(name: name, problem: problem))
+        }
+        let headBytes = head.serialized()
+        var retriedStale = false
+        while true {
+            if cancellation.isCancelled { throw .cancelled(uploadID: call.uploadID) }
+            let reused = idle.withLock { $0.popLast() }
+            let connection = reused ?? HTTP1Connection()
+            guard cancellation.watch(connection) else { throw .cancelled(uploadID: call.uploadID) }
+            defer { cancellation.unwatch(connection) }
+            let receivedBefore = connection.bytesReceived
+            do {
+                if reused == nil {
+                    try connection.connect(host: host, port: port, wait: .after(timeout))
+                }
+                let answer = try transmit(on: connection, method: call.method, head: headBytes, body: body)
+                if answer.reusable, !cancellation.isCancelled {
+                    idle.withLock { $0.append(connection) }
+                }
+                return S3Answer(head: answer.head, body: Data(answer.body))
+            } catch {
+                if cancellation.isCancelled || error == .cancelled { throw .cancelled(uploadID: call.uploadID) }
+                // A kept-alive connection the server closed while idle fails before any answer.
+                if reused != nil, connection.bytesReceived == receivedBefore, !retriedStale {
+                    retriedStale = true
+                    continue
+                }
+                throw .transfer(Self.uploadError(error, method: call.method, url: url))
+            }
+        }
+    }
+
+    /// Writes the request and reads the answer; an answer the server sent before it stopped
+    /// reading the body (an early 400 or 403) is read rather than lost in a broken pipe.
+    private func transmit(on connection: HTTP1Connection, method: String, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
+        let wait = HTTP1Wait.silence(timeout)
+        do {
+            try connection.send(head, wait: wait)
+            if let body, !body.isEmpty {
+                try connection.send(body, wait: wait)
+            }
+        } catch {
+            guard case .network = error,
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) else {
+                throw error
+            }
+            answer.reusable = false
+            return answer
+        }
+        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody)
+    }
+
+    private static func uploadError(_ error: HTTP1Error, method: String, url: URL) -> BlobUploadError {
+        let code: URLError.Code
+        let reason: String
+        switch error {
+        case .cancelled:
+            return .cancelled
+        case .protocolViolation(let violation):
+            return .protocolViolation(url: url.absoluteString, reason: "\(method): \(violation)")
+        case .timedOut:
+            (reason, code) = ("connect, send or receive: timed out", .timedOut)
+        case .network(let text, .unresolved):
+            (reason, code) = (text, .cannotFindHost)
+        case .network(let text, .refused):
+            (reason, code) = (text, .cannotConnectToHost)
+        case .network(let text, .lost):
+            (reason, code) = (text, .networkConnectionLost)
+        }
+        return .network(method: method, url: url.absoluteString, reason: reason, code: code.rawValue)
+    }
+
+    /// The error for an answer with an error status (or a 200 whose body is an `<Error>`, as
+    /// `CompleteMultipartUpload` may send): `NoSuchUpload` is ``S3Error/uploadGone(bucket:key:uploadID:)``.
+    func failure(of answer: S3Answer, for call: S3Call) -> S3Error {
+        let parsed = S3Answers.error(answer.body)
+        if parsed?.code == "NoSuchUpload", let uploadID = call.uploadID {
+            return .uploadGone(bucket: bucket, key: call.key, uploadID: uploadID)
+        }
+        var message = parsed?.message
+        if parsed == nil, !answer.body.isEmpty {
+            message = String(decoding: answer.body.prefix(200), as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
+        }
+        return .service(S3ServiceError(
+            operation: call.operation, statusCode: answer.statusCode, code: parsed?.code, message: message,
+            requestID: parsed?.requestID ?? answer.head["x-amz-request-id"], bucket: bucket, key: call.key,
+            uploadID: call.uploadID, partNumber: call.partNumber))
+    }
+}

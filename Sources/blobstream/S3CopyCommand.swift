@@ -1,0 +1,171 @@
+import BlobStream
+import BlobUpload
+import Foundation
+
+/// `blobstream s3 cp`: an S3 upload (single PUT or parallel multipart) of a file or URL,
+/// resumable from its upload id.
+enum S3CopyCommand: Command {
+    static let words = ["s3", "cp"]
+    static let summary = "upload a file or URL to S3 (multipart, parallel, resumable)"
+    static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library"]
+    static let flagOptions: Set<String> = []
+
+    static var help: String {
+        """
+        usage: blobstream s3 cp [--endpoint URL] [--part-size N] [--parallel N] [--checksum ALG]
+                                [--resume UPLOAD_ID] <path-or-url> s3://bucket/key
+
+        Uploads <path-or-url> (a file, a file:, asset:, http: or https: URL, or - for standard
+        input) to an S3-compatible store: one PUT up to one part size, else a multipart upload
+        whose parts are read straight from the source and sent in parallel (memory: parts in
+        flight × part size; no temp files). Every part carries a checksum computed while it is
+        read. A pipe (standard input, a FIFO) is read once, in order, until it ends, and always
+        goes up as a multipart upload of at most 10,000 parts of --part-size.
+
+        The multipart upload id is printed as the first line of standard output as soon as it
+        exists: keep it to continue after Ctrl-C or a crash with --resume, which sends only
+        the parts the server lacks (or holds with other bytes). On success the last line is
+        "s3://bucket/key ETAG". Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+        and AWS_SESSION_TOKEN, the region from AWS_REGION (default us-east-1). The endpoint
+        must be http:// (see the README); buckets are addressed path-style.
+
+        Options:
+              --endpoint URL       the S3 endpoint (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)
+              --part-size N        bytes per part, from 5M to 5G (default 8M, grown to stay
+                                   within 10,000 parts); K, M and G mean KiB, MiB and GiB
+              --parallel N         parts in flight, from 1 to 64 (default 4)
+              --checksum ALG       crc32c (default), crc32, sha1 or sha256
+              --resume UPLOAD_ID   continue this multipart upload
+              --asset-library DIR  the asset library that asset:// URLs name
+          -h, --help               show this help
+
+        A progress bar with rate and time left is drawn on standard error when it is a
+        terminal. Exit status: 0 on success, 1 on failure, 130 (Ctrl-C) or 143 (SIGTERM) when
+        interrupted, 64 for a wrong command line.
+
+        """
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
+        guard arguments.positional.count == 2 else { throw .usage("expected <path-or-url> and s3://bucket/key") }
+        let sourceName = arguments.positional[0]
+        let (bucket, key) = try S3Support.target(arguments.positional[1])
+        var options = S3UploadOptions()
+        if let text = arguments.values["--part-size"] {
+            options.partSize = Int(try ByteCountArgument.parse(
+                text, option: "--part-size",
+                bounds: Int64(S3UploadOptions.minimumPartSize)...Int64(S3UploadOptions.maximumPartSize)))
+        }
+        if let text = arguments.values["--parallel"] {
+            // Digits only: Int("+3") would take a sign, which no other number option accepts.
+            guard text.utf8.allSatisfy({ (48...57).contains($0) }), let count = Int(text), (1...64).contains(count) else {
+                throw .usage("--parallel '\(text)': expected a number from 1 to 64")
+            }
+            options.parallelParts = count
+        }
+        if let text = arguments.values["--checksum"] {
+            guard let algorithm = S3ChecksumAlgorithm(rawValue: text.lowercased()) else {
+                throw .usage("--checksum '\(text)': expected crc32c, crc32, sha1 or sha256")
+            }
+            options.checksum = algorithm
+        }
+        let resume = arguments.values["--resume"]
+        if let resume, resume.isEmpty { throw .usage("--resume needs an upload id") }
+        try AssetLibraryOption.register(arguments)
+        let source = try source(for: sourceName)
+        let client = try S3Support.client(bucket: bucket, arguments: arguments)
+        let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
+        let settings = options
+        let (result, interruption) = S3Support.run { () async throws(S3Error) -> S3UploadResult in
+            try await client.upload(source, key: key, options: settings, resuming: resume) { reporter.handle($0) }
+        }
+        reporter.finish()
+        let uploadID = reporter.uploadID ?? resume
+        switch result {
+        case .success(let upload):
+            console.output("s3://\(bucket)/\(key) \(upload.eTag)\n")
+            return ExitStatus.success
+        case .failure(let error):
+            if let status = interruption.exitStatus {
+                if let uploadID {
+                    console.error("\(sourceName): upload \(interruption.signalName); continue with --resume \(uploadID)")
+                } else {
+                    console.error("\(sourceName): upload \(interruption.signalName) before a multipart upload was created; nothing to resume")
+                }
+                return status
+            }
+            var message = S3Support.message(error, subject: sourceName)
+            if let uploadID, !message.contains(uploadID) { message += " (continue with --resume \(uploadID))" }
+            throw .runtime(message)
+        }
+    }
+
+    /// The upload source for `argument`. A pipe (standard input, a FIFO) is read once, in
+    /// order, one part at a time, until it ends.
+    private static func source(for argument: String) throws(CommandFailure) -> UploadSource {
+        let input: InputArgument
+        do throws(BlobStreamError) {
+            input = try InputArgument(argument)
+        } catch {
+            throw .runtime(ErrorPresenter.message(error, subject: argument))
+        }
+        switch input {
+        case .standardInput:
+            return .dataSource(name: "standard input") { PipeDataSource.standardInput() }
+        case .pipe(let path):
+            return .dataSource(name: path) { PipeDataSource(path: path) }
+        case .file(let path):
+            return .file(path: path)
+        case .url(let url):
+            do throws(BlobUploadError) {
+                return try .url(url)
+            } catch {
+                throw .runtime(ErrorPresenter.message(error, subject: argument))
+            }
+        }
+    }
+}
+
+/// Prints the upload id the moment it exists, draws progress and announces retries; events
+/// come from the upload's threads, so its state is locked.
+private final class S3CopyReporter: @unchecked Sendable {
+    private let lock = NSLock()
+    private let console: Console
+    private let bar: ProgressBar?
+    private var id: String?
+
+    init(console: Console, label: String, resuming: String?) {
+        self.console = console
+        bar = console.standardErrorIsTerminal ? ProgressBar(console: console, label: label) : nil
+        if let resuming {
+            id = resuming
+            console.output(resuming + "\n")
+        }
+    }
+
+    /// The multipart upload's id once it is known.
+    var uploadID: String? { lock.withLock { id } }
+
+    func handle(_ event: S3UploadEvent) {
+        lock.withLock {
+            switch event {
+            case .created(let uploadID):
+                id = uploadID
+                console.output(uploadID + "\n")
+            case .progress(let done, let total):
+                bar?.update(TransferProgress(completedBytes: done, totalBytes: total))
+            case .retrying(let part, let attempt, let delay, let error):
+                bar?.finish()
+                let what = part.map { "part \($0)" } ?? "request"
+                console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt, what, delay,
+                                     S3Support.sentence(error)))
+            case .resumed, .partUploaded:
+                break
+            }
+        }
+    }
+
+    func finish() {
+        lock.withLock { bar?.finish() }
+    }
+}

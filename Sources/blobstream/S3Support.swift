@@ -1,0 +1,115 @@
+import BlobStream
+import BlobUpload
+import Foundation
+
+/// What `s3 cp` and `s3 abort` share: the `s3://bucket/key` argument, the endpoint and
+/// credentials, running the client's asynchronous calls from the command line, and messages.
+enum S3Support {
+    /// `--endpoint`, else `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`.
+    static let endpointVariables = ["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]
+
+    /// The bucket and key of `s3://bucket/key`.
+    static func target(_ text: String) throws(CommandFailure) -> (bucket: String, key: String) {
+        guard text.hasPrefix("s3://") else { throw .usage("'\(text)' is not an s3://bucket/key URL") }
+        let rest = text.dropFirst(5)
+        guard let slash = rest.firstIndex(of: "/"), slash != rest.startIndex, rest.index(after: slash) != rest.endIndex else {
+            throw .usage("'\(text)' names no bucket and key (s3://bucket/key)")
+        }
+        return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
+    }
+
+    /// A client for `bucket`, with the endpoint from `--endpoint` or the environment and the
+    /// credentials and region from the environment.
+    static func client(bucket: String, arguments: ParsedArguments) throws(CommandFailure) -> S3Client {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = arguments.values["--endpoint"] ?? endpointVariables.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else {
+            throw .usage("no S3 endpoint: give --endpoint http://HOST:PORT (or set AWS_ENDPOINT_URL)")
+        }
+        let endpoint = try HTTPURLArgument.parse(text, role: "an S3 endpoint (--endpoint)")
+        do throws(S3Error) {
+            return try S3Client(configuration: .fromEnvironment(endpoint: endpoint, bucket: bucket))
+        } catch {
+            switch error {
+            case .unsupportedEndpoint, .invalidConfiguration: throw .usage(error.description)
+            default: throw .runtime(error.description)
+            }
+        }
+    }
+
+    /// The one line for `error`: transfer errors as every command words them, S3's own as
+    /// ``S3Error/description`` (which names bucket, key, upload and part).
+    static func message(_ error: S3Error, subject: String) -> String {
+        if case .transfer(let failure) = error { return ErrorPresenter.message(failure, subject: subject) }
+        if case .retriesExhausted(_, _, _, _, let attempts, .transfer(let failure)) = error {
+            return ErrorPresenter.message(failure, subject: subject) + " (after \(attempts) attempts)"
+        }
+        return error.description
+    }
+
+    /// The same without the subject, for retry lines.
+    static func sentence(_ error: S3Error) -> String {
+        if case .transfer(let failure) = error { return ErrorPresenter.sentence(failure) }
+        return error.description
+    }
+
+    /// Runs `work` on a task and waits for it; SIGINT and SIGTERM cancel the task.
+    static func run<Value: Sendable>(
+        _ work: @escaping @Sendable () async throws(S3Error) -> Value
+    ) -> (result: Result<Value, S3Error>, interruption: Interruption) {
+        let box = Box<Value>()
+        let holder = TaskHolder()
+        let interruption = Interruption { holder.cancel() }
+        defer { interruption.end() }
+        holder.set(Task {
+            do throws(S3Error) {
+                box.set(.success(try await work()))
+            } catch {
+                box.set(.failure(error))
+            }
+        })
+        return (box.wait(), interruption)
+    }
+}
+
+/// The task to cancel on a signal, which may come before the task exists.
+private final class TaskHolder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+    private var cancelled = false
+
+    func set(_ task: Task<Void, Never>) {
+        let cancelNow = lock.withLock { () -> Bool in
+            self.task = task
+            return cancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock { () -> Task<Void, Never>? in
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
+    }
+}
+
+/// The result of a task, waited for by a thread.
+private final class Box<Value: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var result: Result<Value, S3Error>?
+
+    func set(_ value: Result<Value, S3Error>) {
+        condition.withLock {
+            result = value
+            condition.broadcast()
+        }
+    }
+
+    func wait() -> Result<Value, S3Error> {
+        condition.withLock {
+            while result == nil { condition.wait() }
+            return result!
+        }
+    }
+}

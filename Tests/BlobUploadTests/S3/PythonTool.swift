@@ -1,0 +1,48 @@
+import BlobTestSupport
+import Foundation
+
+/// Runs the botocore SigV4 oracle in `Scripts/` for the S3 tests.
+enum PythonTool {
+    /// The repository's `Scripts/` directory.
+    static let scripts = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Scripts")
+
+    /// Runs `python3 arguments…` with `input` on standard input; returns standard output, or
+    /// throws with standard error when it fails.
+    static func run(_ arguments: [String], input: Data = Data()) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let group = DispatchGroup()
+        let errors = Locked<Data>(Data())
+        DispatchQueue.global().async(group: group) {
+            stdin.fileHandleForWriting.write(input)
+            try? stdin.fileHandleForWriting.close()
+        }
+        DispatchQueue.global().async(group: group) { errors.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        group.wait()
+        guard process.terminationStatus == 0 else {
+            throw TestSupportError("python3 \(arguments.prefix(2).joined(separator: " ")) failed (\(process.terminationStatus)): "
+                + String(decoding: errors.get(), as: UTF8.self) + " — " + TestServers.instructions)
+        }
+        return output
+    }
+}
+
+/// A value shared between threads.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func update<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
+}

@@ -1,0 +1,122 @@
+import BlobTestSupport
+import Foundation
+import Testing
+
+/// A TCP proxy in front of moto, in Python, that records every request it relays and, when
+/// finished, reports each one with its body's CRC-32C, CRC-32, SHA-1 and SHA-256 (base64)
+/// computed by `crc32c`, `zlib` and `hashlib`: checksums computed independently of the
+/// package, to compare with the `x-amz-checksum-*` fields the client sent.
+final class RecordingProxy: @unchecked Sendable {
+    /// One relayed request.
+    struct Request {
+        var method: String
+        var target: String
+        /// Header fields, lowercased names.
+        var fields: [String: String]
+        var bodyLength: Int
+        /// Base64 checksums of the body by algorithm name (`crc32c`, `crc32`, `sha1`, `sha256`).
+        var checksums: [String: String]
+        /// The body, when it is short text (the complete request's XML).
+        var text: String?
+    }
+
+    private static let program = #"""
+import base64, hashlib, json, socket, sys, threading, zlib
+import crc32c
+import time
+target = int(sys.argv[1])
+rate = int(sys.argv[2])  # request bytes per second per connection; 0: unlimited
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(64)
+print(listener.getsockname()[1], flush=True)
+recorded, lock, threads = [], threading.Lock(), []
+def pump(src, dst, keep):
+    while True:
+        data = src.recv(1 << 16 if rate else 1 << 20)
+        if not data:
+            break
+        if keep is not None:
+            keep.append(data)
+            if rate: time.sleep(len(data) / rate)
+        dst.sendall(data)
+    try: dst.shutdown(socket.SHUT_WR)
+    except OSError: pass
+def serve(client):
+    server = socket.create_connection(("127.0.0.1", target))
+    keep = []
+    up = threading.Thread(target=pump, args=(client, server, keep))
+    up.start()
+    pump(server, client, None)
+    up.join()
+    client.close(); server.close()
+    with lock: recorded.append(b"".join(keep))
+def accept():
+    while True:
+        try: client, _ = listener.accept()
+        except OSError: return
+        t = threading.Thread(target=serve, args=(client,), daemon=True); t.start(); threads.append(t)
+threading.Thread(target=accept, daemon=True).start()
+sys.stdin.read()
+for t in list(threads): t.join(10)
+def b64(value, n): return base64.b64encode(value.to_bytes(n, "big")).decode()
+out = []
+for stream in recorded:
+    while stream:
+        end = stream.find(b"\r\n\r\n")
+        if end < 0: break
+        lines = stream[:end].decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        fields = {k.strip().lower(): v.strip() for k, v in (l.split(":", 1) for l in lines[1:])}
+        size = int(fields.get("content-length", "0"))
+        body = stream[end + 4:end + 4 + size]
+        stream = stream[end + 4 + size:]
+        out.append({"method": method, "target": path, "fields": fields, "length": len(body),
+            "checksums": {"crc32c": b64(crc32c.crc32c(body), 4), "crc32": b64(zlib.crc32(body), 4),
+                          "sha1": base64.b64encode(hashlib.sha1(body).digest()).decode(),
+                          "sha256": base64.b64encode(hashlib.sha256(body).digest()).decode()},
+            "text": body.decode() if size < 100000 and body.startswith(b"<") else None})
+json.dump(out, sys.stdout)
+"""#
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    /// The port to send to instead of moto's.
+    let port: Int
+
+    /// A proxy to `targetPort`; `bytesPerSecond` (per connection) slows requests down, for
+    /// tests that must act in the middle of an upload.
+    init(targetPort: UInt16 = TestServers.motoPort, bytesPerSecond: Int = 0) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.program, String(targetPort), String(bytesPerSecond)]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line += byte
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            throw TestSupportError("the recording proxy did not start: \(TestServers.instructions)")
+        }
+        self.port = port
+    }
+
+    /// The endpoint that goes through the proxy.
+    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// Stops the proxy and returns what it relayed.
+    func finish() throws -> [Request] {
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let list = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        return list.map { item in
+            Request(
+                method: item["method"] as? String ?? "", target: item["target"] as? String ?? "",
+                fields: item["fields"] as? [String: String] ?? [:], bodyLength: item["length"] as? Int ?? 0,
+                checksums: item["checksums"] as? [String: String] ?? [:], text: item["text"] as? String)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import BlobStream
+import BlobTestSupport
+@testable import BlobUpload
+import Foundation
+import Testing
+
+/// `blobstream s3 cp` and `blobstream s3 abort`, run as child processes against moto.
+@Suite struct S3CommandTests {
+    static let environment = ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "cli-secret-never-printed", "AWS_ENDPOINT_URL": ""]
+
+    static func blobstream(_ arguments: [String]) throws -> ToolProcess.Result {
+        try ToolProcess.run(try ToolProcess.blobstream(), arguments, environment: environment)
+    }
+
+    @Test func copyPrintsTheUploadIDFirstAndTheObjectLast() throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 2 * 5 * 1024 * 1024 + 99, seed: 41)
+        defer { TempFiles.remove(path) }
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", TestServers.motoURL.absoluteString, "--part-size", "5M",
+                                          "--parallel", "2", "--checksum", "sha256", path, "s3://\(bucket)/cli/obj"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        try #require(lines.count == 2)
+        #expect(lines[0].count >= 8)
+        #expect(lines[1].hasPrefix("s3://\(bucket)/cli/obj \""))
+        #expect(lines[1].hasSuffix("-3\""))
+        #expect(result.standardError.isEmpty)   // no progress bar: standard error is no terminal
+        #expect(try MotoS3.sha256(bucket: bucket, key: "cli/obj") == TempFiles.sha256(ofFileAtPath: path))
+    }
+
+    @Test(arguments: [
+        (["s3", "cp", "/etc/hostname", "s3://bucket/key"], "no S3 endpoint"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "bucket/key"], "not an s3://bucket/key URL"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://bucket"], "names no bucket and key"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--part-size", "1M", "/etc/hostname", "s3://bucket/k"], "--part-size"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "0", "/etc/hostname", "s3://bucket/k"], "--parallel"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "+3", "/etc/hostname", "s3://bucket/k"], "--parallel"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--checksum", "md5", "/etc/hostname", "s3://bucket/k"], "--checksum"),
+        (["s3", "cp", "--endpoint", "https://s3.amazonaws.com", "/etc/hostname", "s3://bucket/k"], "https is not supported"),
+        (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://B_/k"], "not an S3 bucket name"),
+        (["s3", "abort", "--endpoint", "http://127.0.0.1:1", "s3://bucket/k"], "expected s3://bucket/key and UPLOAD_ID"),
+    ])
+    func wrongCommandLinesAreUsageErrors(arguments: [String], message: String) throws {
+        let result = try Self.blobstream(arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test func standardInputIsReadUntilItEndsAndUploadedInParts() throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 5 * 1024 * 1024 + 7, seed: 43)
+        defer { TempFiles.remove(path) }
+        let child = try S3CLIChild(["s3", "cp", "--endpoint", TestServers.motoURL.absoluteString, "--part-size", "5M",
+                                    "-", "s3://\(bucket)/from-stdin"],
+                                   environment: Self.environment, standardInput: FileHandle(forReadingAtPath: path))
+        let result = child.finish()
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.split(separator: "\n").last?.hasSuffix("-2\"") == true, "\(result.output)")
+        #expect(try MotoS3.sha256(bucket: bucket, key: "from-stdin") == TempFiles.sha256(ofFileAtPath: path))
+    }
+
+    @Test func abortingAnUnknownUploadFailsAndSaysItIsGone() throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let result = try Self.blobstream(["s3", "abort", "--endpoint", TestServers.motoURL.absoluteString, "s3://\(bucket)/k", "no-such-id"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("no-such-id is gone"), "\(result.standardError)")
+        #expect(!result.standardError.contains("cli-secret-never-printed"))
+    }
+
+    @Test func aServerThatIsNotThereFailsAtOnce() throws {
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("cannot connect to 127.0.0.1:1"), "\(result.standardError)")
+        #expect(!result.standardError.contains("retry"))
+    }
+}
+
+/// Ctrl-C in the middle of `s3 cp`: the command says how to continue, and exits 130.
+@Suite struct S3CommandInterruptionTests {
+    @Test func anInterruptedCopySaysHowToResume() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 3 * 5 * 1024 * 1024, seed: 42)
+        defer { TempFiles.remove(path) }
+        let proxy = try RecordingProxy(bytesPerSecond: 2 << 20)
+        let child = try S3CLIChild([
+            "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
+        ], environment: S3CommandTests.environment)
+        let printedID = child.firstLine(timeout: 60)
+        kill(child.processIdentifier, SIGINT)
+        let result = child.finish()
+        _ = try proxy.finish()
+        let id = try #require(printedID, "status \(result.status): \(result.errors)")
+        #expect(result.status == 130)
+        #expect(result.output == id + "\n")
+        #expect(result.errors.contains("upload interrupted; continue with --resume \(id)"), "\(result.errors)")
+        // Still there, resumable.
+        _ = try await client.listParts(key: "int.bin", uploadID: id)
+    }
+}

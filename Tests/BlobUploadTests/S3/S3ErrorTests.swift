@@ -1,0 +1,178 @@
+import BlobStream
+import BlobTestSupport
+@testable import BlobUpload
+import Foundation
+import Testing
+
+/// S3's error answers, retries and redirects, from scripted servers (moto cannot be made to
+/// throttle, fail or redirect).
+@Suite struct S3ErrorTests {
+    static let secret = "TOP-SECRET-never-printed"
+
+    static func client(_ server: ScriptedHTTPServer) throws -> S3Client {
+        try S3Client(configuration: S3Configuration(
+            endpoint: URL(string: "http://127.0.0.1:\(server.port)")!, bucket: "scripted-bucket",
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: secret)))
+    }
+
+    static func answer(_ status: String, fields: [String] = [], body: String = "") -> String {
+        (["HTTP/1.1 \(status)", "Content-Length: \(body.utf8.count)", "Connection: close"] + fields).joined(separator: "\r\n")
+            + "\r\n\r\n" + body
+    }
+
+    static func error(_ status: String, code: String, message: String = "text") -> String {
+        answer(status, fields: ["Content-Type: application/xml"], body: """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <Error><Code>\(code)</Code><Message>\(message)</Message><RequestId>REQ-1</RequestId></Error>
+            """)
+    }
+
+    static let created = answer("200 OK", body: "<InitiateMultipartUploadResult><Bucket>scripted-bucket</Bucket><Key>k</Key><UploadId>UP-1</UploadId></InitiateMultipartUploadResult>")
+    static let partStored = answer("200 OK", fields: ["ETag: \"0123456789abcdef0123456789abcdef\""])
+    static let completed = answer("200 OK", body: "<CompleteMultipartUploadResult><ETag>\"ffff-1\"</ETag></CompleteMultipartUploadResult>")
+
+    static func source(_ count: Int = 1000) -> UploadSource {
+        UploadSource.dataSource(name: "scripted", length: Int64(count)) { MemoryDataSource(data: Data(repeating: 7, count: count)) }
+    }
+
+    /// One part of 1,000 bytes (the last part may be smaller than 5 MiB), retried quickly.
+    static var multipart: S3UploadOptions {
+        var options = S3UploadOptions()
+        options.singlePutThreshold = 0
+        options.retryDelay = 0.01
+        return options
+    }
+
+    @Test func signatureMismatchIsTypedNamesTheRequestAndSaysWhatToCheck() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.error("403 Forbidden", code: "SignatureDoesNotMatch",
+                                                                        message: "The request signature we calculated does not match")]])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "a/k") }
+        guard case .service(let failure)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(failure == S3ServiceError(
+            operation: "PutObject", statusCode: 403, code: "SignatureDoesNotMatch",
+            message: "The request signature we calculated does not match", requestID: "REQ-1", bucket: "scripted-bucket", key: "a/k"))
+        #expect("\(failure)".contains("AWS_SECRET_ACCESS_KEY"))
+        #expect(!"\(failure)".contains(Self.secret))
+        #expect(!server.requests.joined().contains(Self.secret))
+    }
+
+    @Test func clockSkewSaysToCheckTheClock() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.error("403 Forbidden", code: "RequestTimeTooSkewed")]])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k") }
+        #expect(error.map { "\($0)" }?.contains("clock") == true)
+    }
+
+    @Test func slowDownAndDroppedConnectionsAreRetriedForThePart() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.created],
+            [Self.error("503 Slow Down", code: "SlowDown")],
+            [],   // closed without an answer
+            [Self.partStored],
+            [Self.completed],
+        ])
+        let client = try Self.client(server)
+        let log = EventLog<S3UploadEvent>()
+        let result = try await client.upload(Self.source(), key: "k", options: Self.multipart) { log.append($0) }
+        #expect(result.eTag == "\"ffff-1\"")
+        let retries = log.all.compactMap { if case .retrying(let part, let attempt, _, _) = $0 { "\(part ?? 0)/\(attempt)" } else { nil } }
+        #expect(retries == ["1/2", "1/3"])
+        // The dropped connection was closed before its request was read: two are logged.
+        #expect(server.requests.filter { $0.hasPrefix("PUT /scripted-bucket/k?partNumber=1&uploadId=UP-1 ") }.count == 2)
+        #expect(server.connectionCount == 5)
+    }
+
+    @Test func retriesAreBounded() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.created]] + Array(repeating: [Self.error("500 Internal Server Error", code: "InternalError")], count: 3))
+        let client = try Self.client(server)
+        var options = Self.multipart
+        options.maxAttempts = 3
+        await #expect(throws: S3Error.retriesExhausted(
+            bucket: "scripted-bucket", key: "k", uploadID: "UP-1", partNumber: 1, attempts: 3,
+            lastError: .service(S3ServiceError(operation: "UploadPart", statusCode: 500, code: "InternalError", message: "text",
+                                               requestID: "REQ-1", bucket: "scripted-bucket", key: "k", uploadID: "UP-1", partNumber: 1)))) {
+            _ = try await client.upload(Self.source(), key: "k", options: options)
+        }
+    }
+
+    @Test func noSuchUploadMeansTheUploadIsGone() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.error("404 Not Found", code: "NoSuchUpload")]])
+        let client = try Self.client(server)
+        await #expect(throws: S3Error.uploadGone(bucket: "scripted-bucket", key: "k", uploadID: "UP-1")) {
+            _ = try await client.upload(Self.source(), key: "k", options: Self.multipart)
+        }
+    }
+
+    @Test func anErrorInsideA200CompleteAnswerIsAnError() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored],
+                                                          [Self.error("200 OK", code: "InvalidPart", message: "part 1 is missing")]])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k", options: Self.multipart) }
+        guard case .service(let failure)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(failure.code == "InvalidPart")
+        #expect(failure.operation == "CompleteMultipartUpload")
+        #expect(failure.uploadID == "UP-1")
+    }
+
+    @Test func aRedirectToAnotherHostIsRefusedAndNothingIsSentThere() async throws {
+        let elsewhere = try ScriptedHTTPServer(connections: [[Self.partStored]])
+        let target = "http://127.0.0.1:\(elsewhere.port)/scripted-bucket/k"
+        let server = try ScriptedHTTPServer(connections: [[Self.answer("307 Temporary Redirect", fields: ["Location: \(target)"])]])
+        let client = try Self.client(server)
+        await #expect(throws: S3Error.transfer(.crossOriginRefused(
+            method: "PUT", url: target, allowedOrigin: "http://127.0.0.1:\(server.port)"))) {
+            _ = try await client.upload(Self.source(), key: "k")
+        }
+        elsewhere.stop()
+        #expect(elsewhere.connectionCount == 0)
+    }
+
+    @Test func aRedirectWithinTheOriginIsFollowedAndSignedAnew() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.answer("307 Temporary Redirect", fields: ["Location: /elsewhere/k"])],
+            [Self.answer("200 OK", fields: ["ETag: \"e\""])],
+        ])
+        let client = try Self.client(server)
+        let result = try await client.upload(Self.source(), key: "k")
+        #expect(result.eTag == "\"e\"")
+        let requests = server.requests
+        try #require(requests.count == 2)
+        #expect(requests[1].hasPrefix("PUT /elsewhere/k HTTP/1.1\r\n"))
+        let signatures = requests.map { $0.split(separator: "\r\n").first { $0.hasPrefix("Authorization:") }.map(String.init) ?? "" }
+        #expect(signatures[0] != signatures[1])
+        #expect(requests[1].hasSuffix(String(repeating: "\u{7}", count: 1000)))
+    }
+
+    @Test func aPartChecksumTheServerComputedDifferentlyFailsTheUpload() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.created],
+            [Self.answer("200 OK", fields: ["ETag: \"aa\"", "x-amz-checksum-crc32c: AAAAAA=="])]])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k", options: Self.multipart) }
+        guard case .protocolViolation(_, _, "UploadPart", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("AAAAAA=="))
+    }
+
+    @Test func aSourceThatChangesMidUploadFailsAndIsNeverCompleted() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored], [Self.completed]])
+        let client = try Self.client(server)
+        let calls = Locked(0)
+        // The first stream learns the length (and pins version v1); the parts' streams find v2.
+        let source = UploadSource.dataSource(name: "changing") {
+            let source = ScriptedDataSource(bytes: [UInt8](repeating: 1, count: 1000))
+            if calls.update({ $0 += 1; return $0 }) > 2 { source.replace(with: [UInt8](repeating: 2, count: 1000)) }
+            return source
+        }
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(source, key: "k", options: Self.multipart) }
+        guard case .transfer(.source(.sourceChanged))? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(!server.requests.contains { $0.hasPrefix("POST /scripted-bucket/k?uploadId=") })
+        #expect(!server.requests.contains { $0.hasPrefix("PUT ") })
+    }
+
+    @Test func httpsEndpointsAreRefusedWithATypedError() throws {
+        #expect(throws: S3Error.self) {
+            _ = try S3Client(configuration: S3Configuration(
+                endpoint: URL(string: "https://s3.amazonaws.com")!, bucket: "bucket", credentials: MotoS3.credentials))
+        }
+    }
+}

@@ -1,0 +1,40 @@
+@testable import BlobUpload
+import Foundation
+import Testing
+
+/// How a blob is cut into parts, and how requests are addressed.
+@Suite struct S3PlanTests {
+    static let mebibyte: Int64 = 1 << 20
+
+    @Test func partsGrowInWholeMebibytesToStayWithin10000() throws {
+        let options = S3UploadOptions()
+        #expect(try S3UploadRun.partSize(for: 10_000 * 8 * Self.mebibyte, source: "s", options: options) == 8 << 20)
+        let large = 100 * 1024 * Self.mebibyte   // 100 GiB
+        let size = try S3UploadRun.partSize(for: large, source: "s", options: options)
+        #expect(size == 11 << 20)
+        #expect((large + Int64(size) - 1) / Int64(size) <= 10_000)
+        #expect(throws: S3Error.sourceTooLarge(source: "s", length: 10_001 * 5 * 1024 * Self.mebibyte)) {
+            try S3UploadRun.partSize(for: 10_001 * 5 * 1024 * Self.mebibyte, source: "s", options: options)
+        }
+    }
+
+    @Test func thePlanCoversTheBlobExactly() {
+        let plan = S3UploadRun.plan(length: 2 * 5 * Self.mebibyte + 1, partSize: 5 << 20)
+        #expect(plan == [S3PartPlan(number: 1, offset: 0, size: 5 << 20), S3PartPlan(number: 2, offset: 5 * Self.mebibyte, size: 5 << 20),
+                         S3PartPlan(number: 3, offset: 10 * Self.mebibyte, size: 1)])
+        #expect(S3UploadRun.plan(length: 0, partSize: 5 << 20) == [S3PartPlan(number: 1, offset: 0, size: 0)])
+    }
+
+    @Test func bucketsAreAddressedByPathOrByHost() throws {
+        let credentials = S3Credentials(accessKeyID: "a", secretAccessKey: "s")
+        let call = S3Call(operation: "PutObject", method: "PUT", key: "a b/ü", query: [("partNumber", "2"), ("uploadId", "x=y")])
+        let path = try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://Host.Example:9000")!, bucket: "media", credentials: credentials))
+        #expect(path.url(for: call).absoluteString == "http://host.example:9000/media/a%20b/%C3%BC?partNumber=2&uploadId=x%3Dy")
+        let host = try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "media",
+                                                            addressing: .virtualHost, credentials: credentials))
+        #expect(host.url(for: call).absoluteString == "http://media.s3.example/a%20b/%C3%BC?partNumber=2&uploadId=x%3Dy")
+        #expect(throws: S3Error.self) {
+            try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "No_Such", credentials: credentials))
+        }
+    }
+}

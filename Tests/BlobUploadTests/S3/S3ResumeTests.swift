@@ -1,0 +1,103 @@
+import BlobStream
+import BlobTestSupport
+@testable import BlobUpload
+import Foundation
+import Testing
+
+/// Resuming multipart uploads: after a SIGKILL of the command line, and after the source
+/// changed under parts the server already has.
+@Suite struct S3ResumeTests {
+    static let partSize = 5 * 1024 * 1024
+
+    @Test func aClientKilledHalfwayResumesAndSendsOnlyTheMissingParts() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let partCount = 6
+        let path = try makeRandomFile(size: partCount * Self.partSize - 1000, seed: 31)
+        defer { TempFiles.remove(path) }
+        // Slowed down (1 MiB/s per connection, 2 parts in flight: parts land in pairs every 5 s,
+        // 15 s in all), so the kill lands in the middle even when every poll of the server is
+        // slow on a loaded machine.
+        let proxy = try RecordingProxy(bytesPerSecond: 1 << 20)
+        let child = try S3CLIChild([
+            "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", "--parallel", "2",
+            path, "s3://\(bucket)/killed.bin",
+        ], environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
+        // The upload id is printed first, before any part goes out.
+        let printedID = child.firstLine(timeout: 60)
+        var listed: [S3ListedPart] = []
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while let id = printedID, Date() < deadline {
+            listed = try await client.listParts(key: "killed.bin", uploadID: id)
+            if listed.count >= partCount / 2 { break }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        kill(child.processIdentifier, SIGKILL)
+        let ended = child.finish()
+        #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.errors)")
+        // A request the child wrote whole before it died may still reach the server: let the
+        // proxy relay what it holds, so the server's list is final.
+        _ = try proxy.finish()
+        let id = try #require(printedID, "status \(ended.status): \(ended.errors)")
+        #expect(try MotoS3.uploadIDs(bucket: bucket) == [id])
+
+        let before = try await client.listParts(key: "killed.bin", uploadID: id)
+        try #require(before.count >= partCount / 2 && before.count < partCount,
+                     "the kill did not land in the middle: \(before.count) of \(partCount) parts")
+        var options = S3UploadOptions()
+        options.partSize = Self.partSize
+        let log = EventLog<S3UploadEvent>()
+        let result = try await client.upload(.file(path: path), key: "killed.bin", options: options, resuming: id) { log.append($0) }
+        let sent = log.all.compactMap { if case .partUploaded(let number, _) = $0 { number } else { nil } }
+        let missing = Set(1...partCount).subtracting(before.map(\.number))
+        // Every missing part is sent, and at most the parts that were in flight at the kill
+        // besides (2 in parallel): one the dead client had half sent may still have reached
+        // the server afterwards, cut short, and is then sent again because it differs.
+        #expect(missing.isSubset(of: Set(sent)), "sent \(sent), missing \(missing.sorted())")
+        #expect(sent.count == Set(sent).count)
+        #expect(sent.count <= missing.count + 2, "sent \(sent), missing \(missing.sorted())")
+        #expect(result.partsSent == sent.count)
+        let kept = before.filter { !sent.contains($0.number) }
+        #expect(log.all.contains(.resumed(uploadID: id, partsKept: kept.count, bytesKept: kept.map(\.size).reduce(0, +))))
+        #expect(try MotoS3.sha256(bucket: bucket, key: "killed.bin") == TempFiles.sha256(ofFileAtPath: path))
+    }
+
+    @Test func aPartWhoseBytesChangedIsSentAgainAndTheOthersAreKept() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: 3 * Self.partSize, seed: 32)
+        defer { TempFiles.remove(path) }
+        var options = S3UploadOptions()
+        options.partSize = Self.partSize
+        options.parallelParts = 1
+        let settings = options
+        let created = Locked<String?>(nil)
+        let cancel = Locked<(@Sendable () -> Void)?>(nil)
+        // Stop after two parts.
+        let task = Task {
+            while cancel.get() == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+            return try await client.upload(.file(path: path), key: "changed.bin", options: settings) { event in
+                if case .created(let id) = event { created.set(id) }
+                if case .partUploaded(2, _) = event { cancel.get()?() }
+            }
+        }
+        cancel.set { task.cancel() }
+        _ = await task.result
+        let id = try #require(created.get())
+        #expect(try await client.listParts(key: "changed.bin", uploadID: id).map(\.number) == [1, 2])
+
+        // The same length, other bytes in part 1: its ETag (MD5) no longer matches.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: 100)
+        try handle.write(contentsOf: Data(repeating: 0xAB, count: 64))
+        try handle.close()
+
+        let log = EventLog<S3UploadEvent>()
+        let result = try await client.upload(.file(path: path), key: "changed.bin", options: options, resuming: id) { log.append($0) }
+        let sent = log.all.compactMap { if case .partUploaded(let number, _) = $0 { number } else { nil } }
+        #expect(sent.sorted() == [1, 3])
+        #expect(result.partsSent == 2)
+        #expect(log.all.contains(.resumed(uploadID: id, partsKept: 1, bytesKept: Int64(Self.partSize))))
+        #expect(try MotoS3.sha256(bucket: bucket, key: "changed.bin") == TempFiles.sha256(ofFileAtPath: path))
+    }
+}
