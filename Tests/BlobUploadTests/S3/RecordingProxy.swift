@@ -26,6 +26,9 @@ import crc32c
 import time
 target = int(sys.argv[1])
 rate = int(sys.argv[2])  # request bytes per second per connection; 0: unlimited
+gate = int(sys.argv[3])  # request bytes relayed in all before the rest is held; 0: no gate
+released = threading.Event()
+relayed = [0]
 listener = socket.socket()
 listener.bind(("127.0.0.1", 0))
 listener.listen(64)
@@ -39,6 +42,14 @@ def pump(src, dst, keep):
         if keep is not None:
             keep.append(data)
             if rate: time.sleep(len(data) / rate)
+            if gate:
+                with lock:
+                    relayed[0] += len(data)
+                    over = relayed[0] > gate
+                if over:
+                    # Held bytes never reach the server: a connection cut at the gate.
+                    released.wait()
+                    break
         dst.sendall(data)
     try: dst.shutdown(socket.SHUT_WR)
     except OSError: pass
@@ -58,6 +69,7 @@ def accept():
         t = threading.Thread(target=serve, args=(client,), daemon=True); t.start(); threads.append(t)
 threading.Thread(target=accept, daemon=True).start()
 sys.stdin.read()
+released.set()
 for t in list(threads): t.join(10)
 def b64(value, n): return base64.b64encode(value.to_bytes(n, "big")).decode()
 out = []
@@ -85,11 +97,12 @@ json.dump(out, sys.stdout)
     /// The port to send to instead of moto's.
     let port: Int
 
-    /// A proxy to `targetPort`; `bytesPerSecond` (per connection) slows requests down, for
-    /// tests that must act in the middle of an upload.
-    init(targetPort: UInt16 = TestServers.motoPort, bytesPerSecond: Int = 0) throws {
+    /// A proxy to `targetPort`; `bytesPerSecond` (per connection) slows requests down, and
+    /// `holdingAfter` drops every request byte past that many in all (the connection is cut there at ``finish()``), for
+    /// tests that must act in the middle of an upload without racing it.
+    init(targetPort: UInt16 = TestServers.motoPort, bytesPerSecond: Int = 0, holdingAfter gate: Int = 0) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.program, String(targetPort), String(bytesPerSecond)]
+        process.arguments = ["python3", "-c", Self.program, String(targetPort), String(bytesPerSecond), String(gate)]
         process.standardInput = input
         process.standardOutput = output
         try process.run()

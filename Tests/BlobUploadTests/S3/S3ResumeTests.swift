@@ -15,10 +15,10 @@ import Testing
         let partCount = 6
         let path = try makeRandomFile(size: partCount * Self.partSize - 1000, seed: 31)
         defer { TempFiles.remove(path) }
-        // Slowed down (1 MiB/s per connection, 2 parts in flight: parts land in pairs every 5 s,
-        // 15 s in all), so the kill lands in the middle even when every poll of the server is
-        // slow on a loaded machine.
-        let proxy = try RecordingProxy(bytesPerSecond: 1 << 20)
+        // The proxy holds every byte past four and a half parts, so the upload stops in the
+        // middle however slowly the machine polls the server (no race with its end), and two
+        // parts sent side by side still leave at least three whole ones on the server.
+        let proxy = try RecordingProxy(holdingAfter: 9 * Self.partSize / 2)
         let child = try S3CLIChild([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", "--parallel", "2",
             path, "s3://\(bucket)/killed.bin",
@@ -35,8 +35,7 @@ import Testing
         kill(child.processIdentifier, SIGKILL)
         let ended = child.finish()
         #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.errors)")
-        // A request the child wrote whole before it died may still reach the server: let the
-        // proxy relay what it holds, so the server's list is final.
+        // Cut the held connections, so the server's list is final.
         _ = try proxy.finish()
         let id = try #require(printedID, "status \(ended.status): \(ended.errors)")
         #expect(try MotoS3.uploadIDs(bucket: bucket) == [id])
