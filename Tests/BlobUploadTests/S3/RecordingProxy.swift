@@ -23,10 +23,8 @@ final class RecordingProxy: @unchecked Sendable {
     private static let program = #"""
 import base64, hashlib, json, socket, sys, threading, zlib
 import crc32c
-import time
 target = int(sys.argv[1])
-rate = int(sys.argv[2])  # request bytes per second per connection; 0: unlimited
-gate = int(sys.argv[3])  # request bytes relayed in all before the rest is held; 0: no gate
+gate = int(sys.argv[2])  # request bytes relayed in all before the rest is held; 0: no gate
 released = threading.Event()
 relayed = [0]
 listener = socket.socket()
@@ -36,12 +34,11 @@ print(listener.getsockname()[1], flush=True)
 recorded, lock, threads = [], threading.Lock(), []
 def pump(src, dst, keep):
     while True:
-        data = src.recv(1 << 16 if rate else 1 << 20)
+        data = src.recv(1 << 16 if gate else 1 << 20)
         if not data:
             break
         if keep is not None:
             keep.append(data)
-            if rate: time.sleep(len(data) / rate)
             if gate:
                 with lock:
                     relayed[0] += len(data)
@@ -97,12 +94,11 @@ json.dump(out, sys.stdout)
     /// The port to send to instead of moto's.
     let port: Int
 
-    /// A proxy to `targetPort`; `bytesPerSecond` (per connection) slows requests down, and
-    /// `holdingAfter` drops every request byte past that many in all (the connection is cut there at ``finish()``), for
+    /// A proxy to `targetPort`; `holdingAfter` drops every request byte past that many in all (the connection is cut there at ``finish()``), for
     /// tests that must act in the middle of an upload without racing it.
-    init(targetPort: UInt16 = TestServers.motoPort, bytesPerSecond: Int = 0, holdingAfter gate: Int = 0) throws {
+    init(targetPort: UInt16 = TestServers.motoPort, holdingAfter gate: Int = 0) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.program, String(targetPort), String(bytesPerSecond), String(gate)]
+        process.arguments = ["python3", "-c", Self.program, String(targetPort), String(gate)]
         process.standardInput = input
         process.standardOutput = output
         try process.run()

@@ -86,7 +86,8 @@ import Testing
         defer { MotoS3.removeBucket(bucket) }
         let path = try makeRandomFile(size: 3 * 5 * 1024 * 1024, seed: 42)
         defer { TempFiles.remove(path) }
-        let proxy = try RecordingProxy(bytesPerSecond: 2 << 20)
+        // Held after one part, so the signal always lands in the middle of the upload.
+        let proxy = try RecordingProxy(holdingAfter: 5 * 1024 * 1024)
         let child = try S3CLIChild([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
         ], environment: S3CommandTests.environment)
