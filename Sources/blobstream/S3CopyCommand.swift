@@ -72,7 +72,7 @@ enum S3CopyCommand: Command {
         let resume = arguments.values["--resume"]
         if let resume, resume.isEmpty { throw .usage("--resume needs an upload id") }
         try AssetLibraryOption.register(arguments)
-        let source = try source(for: sourceName)
+        let source = try UploadSupport.source(for: sourceName)
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
         let settings = options
@@ -97,31 +97,6 @@ enum S3CopyCommand: Command {
             var message = S3Support.message(error, subject: sourceName)
             if let uploadID, !message.contains(uploadID) { message += " (continue with --resume \(uploadID))" }
             throw .runtime(message)
-        }
-    }
-
-    /// The upload source for `argument`. A pipe (standard input, a FIFO) is read once, in
-    /// order, one part at a time, until it ends.
-    private static func source(for argument: String) throws(CommandFailure) -> UploadSource {
-        let input: InputArgument
-        do throws(BlobStreamError) {
-            input = try InputArgument(argument)
-        } catch {
-            throw .runtime(ErrorPresenter.message(error, subject: argument))
-        }
-        switch input {
-        case .standardInput:
-            return .dataSource(name: "standard input") { PipeDataSource.standardInput() }
-        case .pipe(let path):
-            return .dataSource(name: path) { PipeDataSource(path: path) }
-        case .file(let path):
-            return .file(path: path)
-        case .url(let url):
-            do throws(BlobUploadError) {
-                return try .url(url)
-            } catch {
-                throw .runtime(ErrorPresenter.message(error, subject: argument))
-            }
         }
     }
 }

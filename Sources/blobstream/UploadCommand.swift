@@ -66,7 +66,9 @@ enum UploadCommand: Command {
             try HTTPURLArgument.parse(text, role: "an upload (--resume)")
         }
         try AssetLibraryOption.register(arguments)
-        let source = try source(for: sourceName, resuming: resume)
+        let source = try UploadSupport.source(
+            for: sourceName,
+            refusingPipe: resume == nil ? nil : "is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
         let client = TusClient(endpoint: endpoint)
@@ -100,35 +102,6 @@ enum UploadCommand: Command {
             var message = ErrorPresenter.message(error, subject: sourceName)
             if let uploadURL, resumable { message += " (continue with --resume \(uploadURL))" }
             throw .runtime(message)
-        }
-    }
-
-    /// The upload source for `argument`: pipes are live data, read once, of unknown length.
-    /// Refuses to continue an upload with one: their bytes cannot be read again.
-    private static func source(for argument: String, resuming: URL?) throws(CommandFailure) -> UploadSource {
-        let input: InputArgument
-        do throws(BlobStreamError) {
-            input = try InputArgument(argument)
-        } catch {
-            throw .runtime(ErrorPresenter.message(error, subject: argument))
-        }
-        if input.isPipe, resuming != nil {
-            let name = argument == "-" ? "standard input" : argument
-            throw .usage("\(name) is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
-        }
-        switch input {
-        case .standardInput:
-            return .live(name: argument, dataSource: PipeDataSource.standardInput())
-        case .pipe(let path):
-            return .live(name: path, dataSource: PipeDataSource(path: path))
-        case .file(let path):
-            return .file(path: path)
-        case .url(let url):
-            do throws(BlobUploadError) {
-                return try .url(url)
-            } catch {
-                throw .runtime(ErrorPresenter.message(error, subject: argument))
-            }
         }
     }
 }

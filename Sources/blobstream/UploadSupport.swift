@@ -70,6 +70,35 @@ enum UploadSupport {
         let result = box.wait()
         return Outcome(result: result, interruption: interruption, stopReason: control.stopReason)
     }
+
+    /// The upload source for the command-line input `argument`: a file, any registered URL,
+    /// or a pipe (standard input, a FIFO, a device), which is live data: read once, in order,
+    /// of unknown length. `refusingPipe` is why a command cannot take a pipe here, if it cannot.
+    static func source(for argument: String, refusingPipe reason: String? = nil) throws(CommandFailure) -> UploadSource {
+        let input: InputArgument
+        do throws(BlobStreamError) {
+            input = try InputArgument(argument)
+        } catch {
+            throw .runtime(ErrorPresenter.message(error, subject: argument))
+        }
+        if input.isPipe, let reason {
+            throw .usage("\(argument == "-" ? "standard input" : argument) \(reason)")
+        }
+        switch input {
+        case .standardInput:
+            return .live(name: argument, dataSource: PipeDataSource.standardInput())
+        case .pipe(let path):
+            return .live(name: path, dataSource: PipeDataSource(path: path))
+        case .file(let path):
+            return .file(path: path)
+        case .url(let url):
+            do throws(BlobUploadError) {
+                return try .url(url)
+            } catch {
+                throw .runtime(ErrorPresenter.message(error, subject: argument))
+            }
+        }
+    }
 }
 
 /// The result of a task, waited for by a thread.

@@ -61,7 +61,7 @@ final class S3PartReader: @unchecked Sendable {
         first.stream.open()
         if first.stream.streamStatus == .error {
             defer { first.stream.close() }
-            throw .transfer(Self.failure(of: first.stream, source: source.name, at: 0))
+            throw .transfer(Self.failure(of: first.stream, in: source, at: 0))
         }
         let opened = (first.stream as? any PositionedInputStream)?.length
         if let declared = source.length, let opened, declared != opened {
@@ -113,7 +113,7 @@ final class S3PartReader: @unchecked Sendable {
             }
             stream.open()
             if stream.streamStatus == .error {
-                throw .transfer(Self.failure(of: stream, source: source.name, at: part.offset))
+                throw .transfer(Self.failure(of: stream, in: source, at: part.offset))
             }
             try fill(target, from: stream, at: part.offset, checksum: &checksum, md5: &md5, cancellation: cancellation)
         } else {
@@ -180,7 +180,7 @@ final class S3PartReader: @unchecked Sendable {
                     ended = true
                     break
                 }
-                guard count > 0 else { throw S3Error.transfer(Self.failure(of: stream, source: source.name, at: streamOffset + Int64(filled))) }
+                guard count > 0 else { throw S3Error.transfer(Self.failure(of: stream, in: source, at: streamOffset + Int64(filled))) }
                 let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
                 checksum.update(bytes)
                 md5?.update(bytes)
@@ -189,7 +189,7 @@ final class S3PartReader: @unchecked Sendable {
             if !ended {
                 var byte: UInt8 = 0
                 let count = stream.read(&byte, maxLength: 1)
-                if count < 0 { throw S3Error.transfer(Self.failure(of: stream, source: source.name, at: streamOffset + Int64(filled))) }
+                if count < 0 { throw S3Error.transfer(Self.failure(of: stream, in: source, at: streamOffset + Int64(filled))) }
                 if count == 0 { ended = true } else { carried = byte }
             }
         } catch {
@@ -221,7 +221,7 @@ final class S3PartReader: @unchecked Sendable {
             guard count > 0 else {
                 throw .transfer(count == 0
                     ? .source(.unexpectedEnd(resource: source.name, offset: offset + Int64(filled), expectedLength: length ?? offset + Int64(target.count)))
-                    : Self.failure(of: stream, source: source.name, at: offset + Int64(filled)))
+                    : Self.failure(of: stream, in: source, at: offset + Int64(filled)))
             }
             let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
             checksum.update(bytes)
@@ -231,7 +231,7 @@ final class S3PartReader: @unchecked Sendable {
         if let length, offset + Int64(filled) == length {
             var byte: UInt8 = 0
             let count = stream.read(&byte, maxLength: 1)
-            if count < 0 { throw .transfer(Self.failure(of: stream, source: source.name, at: length)) }
+            if count < 0 { throw .transfer(Self.failure(of: stream, in: source, at: length)) }
             if count > 0 {
                 throw .transfer(.source(.sourceChanged(
                     resource: source.name, offset: length, reason: "the stream yields more than the declared length of \(length) bytes")))
@@ -239,11 +239,13 @@ final class S3PartReader: @unchecked Sendable {
         }
     }
 
-    private static func failure(of stream: InputStream, source: String, at offset: Int64) -> BlobUploadError {
+    /// What `stream` of `source` failed with: its typed error, or what that stems from (a
+    /// live source's producer failure, which the stream could only pass on as text).
+    private static func failure(of stream: InputStream, in source: UploadSource, at offset: Int64) -> BlobUploadError {
         if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
-            return .source(error)
+            return source.explaining(.source(error))
         }
         let reason = stream.streamError?.localizedDescription ?? "the stream failed"
-        return .source(.sourceFailed(resource: source, reason: "\(reason) (at offset \(offset))"))
+        return source.explaining(.source(.sourceFailed(resource: source.name, reason: "\(reason) (at offset \(offset))")))
     }
 }
