@@ -49,6 +49,11 @@ public struct ChecksumDigest: Sendable, Hashable, CustomStringConvertible {
 
     /// Lowercase hexadecimal, as printed by `sha256sum`, `md5sum` and friends.
     public var hex: String {
+        Self.hex(bytes)
+    }
+
+    /// `bytes` in lowercase hexadecimal: the one spelling of digests and MACs in the package.
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(bytes.count * 2)

@@ -53,9 +53,9 @@ struct SigV4Signer: Sendable {
         let signedNames = names.joined(separator: ";")
         let canonicalRequest = [method, path, query, canonicalFields, signedNames, payloadHash].joined(separator: "\n")
         let scope = "\(day)/\(region)/\(service)/aws4_request"
-        let stringToSign = ["AWS4-HMAC-SHA256", timestamp, scope, Self.hex(SHA256.digest(of: Array(canonicalRequest.utf8)).bytes)]
+        let stringToSign = ["AWS4-HMAC-SHA256", timestamp, scope, ChecksumDigest.hex(SHA256.digest(of: Array(canonicalRequest.utf8)).bytes)]
             .joined(separator: "\n")
-        let signature = Self.hex(HMACSHA256.mac(key: signingKey(day: day), stringToSign))
+        let signature = ChecksumDigest.hex(HMACSHA256.mac(key: signingKey(day: day), stringToSign))
         let authorization = "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), "
             + "SignedHeaders=\(signedNames), Signature=\(signature)"
         return Signed(fields: added + [("Authorization", authorization)], canonicalRequest: canonicalRequest,
@@ -83,17 +83,6 @@ struct SigV4Signer: Sendable {
     /// A field value as signed: trimmed, runs of whitespace made one space.
     private static func trimmed(_ value: String) -> String {
         value.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).joined(separator: " ")
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
-        }
-        return String(decoding: text, as: UTF8.self)
     }
 }
 
