@@ -3,8 +3,8 @@ import Synchronization
 /// Passes every call through to a source and keeps the description of its first successful
 /// open, because a response needs more of it (identity, media type) than a
 /// ``BlobInputStream`` exposes. The stream still does all reopening and version checking.
-final class DescribedDataSource: BlobDataSource {
-    private let base: any BlobDataSource
+final class DescribedDataSource: ForwardingDataSource {
+    let base: any BlobDataSource
     private let first = Mutex<BlobSourceDescription?>(nil)
 
     init(_ base: any BlobDataSource) {
@@ -13,9 +13,6 @@ final class DescribedDataSource: BlobDataSource {
 
     /// The description of the first successful open, once there was one.
     var firstDescription: BlobSourceDescription? { first.withLock { $0 } }
-
-    var resourceName: String { base.resourceName }
-    var preferredBlockSize: Int { base.preferredBlockSize }
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         base.open { result in
@@ -30,16 +27,6 @@ final class DescribedDataSource: BlobDataSource {
             completion(result)
         }
     }
-
-    func read(
-        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
-    ) -> BlobSourceReadResult {
-        base.read(into: buffer, at: offset, whenReadable: whenReadable)
-    }
-
-    func close() { base.close() }
-    func reasonWaitingWouldDeadlock() -> String? { base.reasonWaitingWouldDeadlock() }
-    func confirmUnchanged(at offset: Int64) -> BlobStreamError? { base.confirmUnchanged(at: offset) }
 
     private func record(_ result: Result<BlobSourceDescription, BlobStreamError>) {
         guard case .success(let description) = result else { return }

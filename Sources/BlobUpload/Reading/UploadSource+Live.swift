@@ -91,8 +91,8 @@ private final class StreamHandout: Sendable {
 
 /// A live data source that counts how far it was read, for the error that says which bytes
 /// are gone; everything else goes to the source it wraps.
-private final class ReadOnceDataSource: BlobDataSource {
-    private let base: any BlobDataSource
+private final class ReadOnceDataSource: ForwardingDataSource {
+    let base: any BlobDataSource
     private let end = Mutex<Int64>(0)
 
     init(_ base: any BlobDataSource) {
@@ -101,20 +101,6 @@ private final class ReadOnceDataSource: BlobDataSource {
 
     /// The offset after the last byte read.
     var reached: Int64 { end.withLock { $0 } }
-
-    var resourceName: String { base.resourceName }
-
-    var preferredBlockSize: Int { base.preferredBlockSize }
-
-    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        base.open(completion: completion)
-    }
-
-    func open(
-        at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
-    ) {
-        base.open(at: offset, completion: completion)
-    }
 
     func read(
         into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
@@ -125,10 +111,4 @@ private final class ReadOnceDataSource: BlobDataSource {
         }
         return result
     }
-
-    func close() { base.close() }
-
-    func reasonWaitingWouldDeadlock() -> String? { base.reasonWaitingWouldDeadlock() }
-
-    func confirmUnchanged(at offset: Int64) -> BlobStreamError? { base.confirmUnchanged(at: offset) }
 }

@@ -29,8 +29,8 @@ final class VersionPin: Sendable {
 
 /// A data source that checks its version against the upload's ``VersionPin`` whenever it
 /// opens; everything else goes to the source it wraps.
-final class PinnedDataSource: BlobDataSource {
-    private let base: any BlobDataSource
+final class PinnedDataSource: ForwardingDataSource {
+    let base: any BlobDataSource
     private let pin: VersionPin
     /// Where the stream over this source starts, for the error's offset.
     private let offset: Int64
@@ -40,10 +40,6 @@ final class PinnedDataSource: BlobDataSource {
         self.pin = pin
         self.offset = offset
     }
-
-    var resourceName: String { base.resourceName }
-
-    var preferredBlockSize: Int { base.preferredBlockSize }
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         open(at: offset, completion: completion)
@@ -63,16 +59,4 @@ final class PinnedDataSource: BlobDataSource {
             }
         }
     }
-
-    func read(
-        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
-    ) -> BlobSourceReadResult {
-        base.read(into: buffer, at: offset, whenReadable: whenReadable)
-    }
-
-    func close() { base.close() }
-
-    func reasonWaitingWouldDeadlock() -> String? { base.reasonWaitingWouldDeadlock() }
-
-    func confirmUnchanged(at offset: Int64) -> BlobStreamError? { base.confirmUnchanged(at: offset) }
 }
