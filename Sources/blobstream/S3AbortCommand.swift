@@ -33,11 +33,11 @@ enum S3AbortCommand: Command {
         let (bucket, key) = try S3Support.target(arguments.positional[0])
         let uploadID = arguments.positional[1]
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
-        let (result, interruption) = S3Support.run { () async throws(S3Error) in
+        let outcome = UploadSupport.run { () async throws(S3Error) in
             try await client.abort(key: key, uploadID: uploadID)
         }
-        if case .failure(let error) = result {
-            if let status = interruption.exitStatus { return status }
+        if case .failure(let error) = outcome.result {
+            if let status = outcome.interruption.exitStatus { return status }
             throw .runtime(S3Support.message(error, subject: "s3://\(bucket)/\(key)"))
         }
         return ExitStatus.success

@@ -76,21 +76,21 @@ enum S3CopyCommand: Command {
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
         let settings = options
-        let (result, interruption) = S3Support.run { () async throws(S3Error) -> S3UploadResult in
+        let outcome = UploadSupport.run { () async throws(S3Error) -> S3UploadResult in
             try await client.upload(source, key: key, options: settings, resuming: resume) { reporter.handle($0) }
         }
         reporter.finish()
         let uploadID = reporter.uploadID ?? resume
-        switch result {
+        switch outcome.result {
         case .success(let upload):
             console.output("s3://\(bucket)/\(key) \(upload.eTag)\n")
             return ExitStatus.success
         case .failure(let error):
-            if let status = interruption.exitStatus {
+            if let status = outcome.interruption.exitStatus {
                 if let uploadID {
-                    console.error("\(sourceName): upload \(interruption.signalName); continue with --resume \(uploadID)")
+                    console.error("\(sourceName): upload \(outcome.interruption.signalName); continue with --resume \(uploadID)")
                 } else {
-                    console.error("\(sourceName): upload \(interruption.signalName) before a multipart upload was created; nothing to resume")
+                    console.error("\(sourceName): upload \(outcome.interruption.signalName) before a multipart upload was created; nothing to resume")
                 }
                 return status
             }

@@ -72,7 +72,7 @@ enum UploadCommand: Command {
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
         let client = TusClient(endpoint: endpoint)
-        let control = UploadSupport.Control()
+        let control = UploadSupport.Control<BlobUploadError>()
         let reporter = UploadReporter(
             console: console, label: sourceName, resuming: resume, retryPolicy: options.retry, control: control)
 
@@ -113,12 +113,12 @@ private final class UploadReporter: @unchecked Sendable {
     private let console: Console
     private let bar: ProgressBar?
     private let resuming: URL?
-    private let control: UploadSupport.Control
+    private let control: UploadSupport.Control<BlobUploadError>
     private var url: String?
     private var announcedRetrying = false
     private let retryPolicy: TusRetryPolicy
 
-    init(console: Console, label: String, resuming: URL?, retryPolicy: TusRetryPolicy, control: UploadSupport.Control) {
+    init(console: Console, label: String, resuming: URL?, retryPolicy: TusRetryPolicy, control: UploadSupport.Control<BlobUploadError>) {
         self.console = console
         self.retryPolicy = retryPolicy
         self.resuming = resuming

@@ -2,24 +2,24 @@ import BlobStream
 import BlobUpload
 import Foundation
 
-/// What `upload` and `put` share: running an asynchronous upload from the synchronous command
-/// line, stoppable by a signal or by the command itself.
+/// What `upload`, `put` and `s3` share: running an asynchronous upload from the synchronous
+/// command line, stoppable by a signal or by the command itself, and the upload's source.
 enum UploadSupport {
     /// How a run ended.
-    struct Outcome<Value: Sendable> {
+    struct Outcome<Value: Sendable, Failure: Error> {
         /// The upload's result.
-        var result: Result<Value, BlobUploadError>
+        var result: Result<Value, Failure>
         /// The signal that stopped it, if one did.
         var interruption: Interruption
         /// The error the command stopped it for with ``Control/stop(because:)``, if it did.
-        var stopReason: BlobUploadError?
+        var stopReason: Failure?
     }
 
     /// Lets the command stop the upload it runs, giving the error to report instead.
-    final class Control: @unchecked Sendable {
+    final class Control<Failure: Error>: @unchecked Sendable {
         private let lock = NSLock()
         private var task: Task<Void, Never>?
-        private var reason: BlobUploadError?
+        private var reason: Failure?
         private var cancelled = false
 
         /// Remembers the task to cancel; cancels it at once if that was asked for already.
@@ -32,7 +32,7 @@ enum UploadSupport {
         }
 
         /// Cancels the upload; the command reports `error` rather than an interruption.
-        func stop(because error: BlobUploadError) {
+        func stop(because error: Failure) {
             lock.withLock { if reason == nil { reason = error } }
             cancel()
         }
@@ -46,21 +46,21 @@ enum UploadSupport {
             task?.cancel()
         }
 
-        fileprivate var stopReason: BlobUploadError? { lock.withLock { reason } }
+        fileprivate var stopReason: Failure? { lock.withLock { reason } }
     }
 
     /// Runs `work` on a task and waits for it. SIGINT and SIGTERM cancel the task, so the
     /// upload stops cleanly and the command can say what is left and exit accordingly.
-    static func run<Value: Sendable>(
-        control: Control = Control(),
-        _ work: @escaping @Sendable () async throws(BlobUploadError) -> Value
-    ) -> Outcome<Value> {
+    static func run<Value: Sendable, Failure: Error>(
+        control: Control<Failure> = Control(),
+        _ work: @escaping @Sendable () async throws(Failure) -> Value
+    ) -> Outcome<Value, Failure> {
         // Signals are caught before the work starts, so none can kill it halfway.
         let interruption = Interruption { control.cancel() }
         defer { interruption.end() }
-        let box = ResultBox<Value>()
+        let box = ResultBox<Value, Failure>()
         let task = Task {
-            do throws(BlobUploadError) {
+            do throws(Failure) {
                 box.set(.success(try await work()))
             } catch {
                 box.set(.failure(error))
@@ -102,18 +102,18 @@ enum UploadSupport {
 }
 
 /// The result of a task, waited for by a thread.
-private final class ResultBox<Value: Sendable>: @unchecked Sendable {
+private final class ResultBox<Value: Sendable, Failure: Error>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var result: Result<Value, BlobUploadError>?
+    private var result: Result<Value, Failure>?
 
-    func set(_ value: Result<Value, BlobUploadError>) {
+    func set(_ value: Result<Value, Failure>) {
         condition.withLock {
             result = value
             condition.broadcast()
         }
     }
 
-    func wait() -> Result<Value, BlobUploadError> {
+    func wait() -> Result<Value, Failure> {
         condition.withLock {
             while result == nil { condition.wait() }
             return result!
