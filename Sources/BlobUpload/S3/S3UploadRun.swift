@@ -171,23 +171,34 @@ struct S3UploadRun {
         let call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
                           fields: [("Content-Type", "application/xml")], uploadID: uploadID)
         let payloadHash = SHA256.digest(of: body).hex
-        let root = try retry.run(key: key, uploadID: uploadID, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
-            var sent: Result<S3Answer, S3Error> = .failure(.cancelled(uploadID: uploadID))
-            body.withUnsafeBytes { bytes in
-                sent = Result { () throws(S3Error) in
-                    try wire.send(call, body: bytes, payloadHash: payloadHash, cancellation: cancellation)
+        var attempts = 0
+        let root: S3XMLElement
+        do {
+            root = try retry.run(key: key, uploadID: uploadID, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
+                attempts += 1
+                var sent: Result<S3Answer, S3Error> = .failure(.cancelled(uploadID: uploadID))
+                body.withUnsafeBytes { bytes in
+                    sent = Result { () throws(S3Error) in
+                        try wire.send(call, body: bytes, payloadHash: payloadHash, cancellation: cancellation)
+                    }
                 }
-            }
-            let answer = try sent.get()
-            // S3 may answer 200 and still fail, with an <Error> body sent after the status.
-            guard (200..<300).contains(answer.statusCode), let root = S3XMLElement.parse(answer.body),
-                  root.name != "Error" else {
-                if (200..<300).contains(answer.statusCode), S3XMLElement.parse(answer.body) == nil {
-                    throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer is no XML")
+                let answer = try sent.get()
+                // S3 may answer 200 and still fail, with an <Error> body sent after the status.
+                guard (200..<300).contains(answer.statusCode), let root = S3XMLElement.parse(answer.body),
+                      root.name != "Error" else {
+                    if (200..<300).contains(answer.statusCode), S3XMLElement.parse(answer.body) == nil {
+                        throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer is no XML")
+                    }
+                    throw wire.failure(of: answer, for: call)
                 }
-                throw wire.failure(of: answer, for: call)
+                return root
             }
-            return root
+        } catch .uploadGone(let bucket, let key, let uploadID) where attempts > 1 {
+            // A Complete whose answer was lost may have completed the upload: the object then
+            // carries the ETag these very parts make, and only that counts as success.
+            guard let eTag = try completedEarlier(parts, length: length) else { throw .uploadGone(bucket: bucket, key: key, uploadID: uploadID) }
+            return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: nil, uploadID: uploadID, length: length,
+                                  partCount: parts.count, partsSent: partsSent)
         }
         // moto names the root CompleteMultipartUploadResponse.
         guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag") else {
@@ -196,5 +207,37 @@ struct S3UploadRun {
         return S3UploadResult(
             bucket: wire.bucket, key: key, eTag: eTag, checksum: root.value("Checksum\(options.checksum.s3Name)"),
             uploadID: uploadID, length: length, partCount: parts.count, partsSent: partsSent)
+    }
+
+    /// The object's ETag when it is the one that completing `parts` makes (the MD5 of the
+    /// parts' MD5s, then `-` and their count) and its length is `length`; `nil` when it is
+    /// absent or another, or when a part's ETag is no MD5 (encrypted parts) and nothing can be
+    /// told.
+    private func completedEarlier(_ parts: [S3CompletedPart], length: Int64) throws(S3Error) -> String? {
+        var md5 = MD5()
+        for part in parts {
+            guard let bytes = Self.md5Bytes(ofETag: part.eTag) else { return nil }
+            bytes.withUnsafeBytes { md5.update($0) }
+        }
+        let expected = "\"\(md5.finalize().hex)-\(parts.count)\""
+        let call = S3Call(operation: "HeadObject", method: "HEAD", key: key)
+        let answer = try retry.run(key: key, uploadID: nil, partNumber: nil) { () throws(S3Error) -> S3Answer in
+            try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+        }
+        guard answer.statusCode == 200, answer.head.fields["etag"] == expected,
+              answer.head.fields["content-length"].flatMap(Int64.init) == length else { return nil }
+        return expected
+    }
+
+    /// The 16 bytes of an ETag that is a quoted MD5 in hexadecimal.
+    private static func md5Bytes(ofETag eTag: String) -> [UInt8]? {
+        let hex = Array(eTag.utf8.filter { $0 != UInt8(ascii: "\"") })
+        guard hex.count == 32 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: 32, by: 2) {
+            guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
     }
 }

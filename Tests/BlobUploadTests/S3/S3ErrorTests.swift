@@ -104,6 +104,37 @@ import Testing
         }
     }
 
+    /// The object that `completed` would have made of one part with `partStored`'s ETag: its
+    /// ETag is the MD5 of the parts' MD5s (computed with Python's hashlib), then `-1`.
+    static func headOfCompletedObject(eTag: String = "\"4662bdea8654776d486072ff7074945e-1\"", length: Int = 1000) -> String {
+        (["HTTP/1.1 200 OK", "Content-Length: \(length)", "ETag: \(eTag)", "Connection: close"]).joined(separator: "\r\n") + "\r\n\r\n"
+    }
+
+    @Test func aCompleteWhoseAnswerWasLostIsConfirmedByTheObjectsETag() async throws {
+        // The first Complete's connection drops without an answer, as if S3 completed the
+        // upload and the answer was lost; the retry then finds the upload gone.
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.created], [Self.partStored], [], [Self.error("404 Not Found", code: "NoSuchUpload")], [Self.headOfCompletedObject()],
+        ])
+        let client = try Self.client(server)
+        let result = try await client.upload(Self.source(), key: "k", options: Self.multipart)
+        #expect(result.eTag == "\"4662bdea8654776d486072ff7074945e-1\"")
+        #expect(result.length == 1000)
+        #expect(server.requests.last?.hasPrefix("HEAD /scripted-bucket/k ") == true)
+    }
+
+    @Test(arguments: [("\"4662bdea8654776d486072ff7074945f-1\"", 1000), ("\"4662bdea8654776d486072ff7074945e-1\"", 999)])
+    func aGoneUploadWhoseObjectIsAnotherStaysGone(eTag: String, length: Int) async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.created], [Self.partStored], [], [Self.error("404 Not Found", code: "NoSuchUpload")],
+            [Self.headOfCompletedObject(eTag: eTag, length: length)],
+        ])
+        let client = try Self.client(server)
+        await #expect(throws: S3Error.uploadGone(bucket: "scripted-bucket", key: "k", uploadID: "UP-1")) {
+            _ = try await client.upload(Self.source(), key: "k", options: Self.multipart)
+        }
+    }
+
     @Test func anErrorInsideA200CompleteAnswerIsAnError() async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored],
                                                           [Self.error("200 OK", code: "InvalidPart", message: "part 1 is missing")]])
