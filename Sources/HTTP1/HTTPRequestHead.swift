@@ -12,8 +12,12 @@ package struct HTTPRequestHead: Sendable {
     /// Header fields in the order written; `Host` and the framing fields the writer sets
     /// (`Content-Length`, `Transfer-Encoding`, `Connection`) are skipped here.
     package var fields: [(String, String)]
-    /// The `Content-Length` to announce, or `nil` for a request without a body.
+    /// The `Content-Length` to announce, or `nil` for a request without a body (or a chunked one).
     package var contentLength: Int?
+    /// Whether the body follows in the chunked transfer coding: a body whose length is not
+    /// known up front, and which the server takes as complete only once its last chunk came, so
+    /// a sender that stops early can never leave a short body looking whole.
+    package var isChunked = false
     /// Whether to ask the server to close the connection after its answer.
     package var closeAfterAnswer: Bool
 
@@ -53,7 +57,11 @@ package struct HTTPRequestHead: Sendable {
         if host.contains(":") { host = "[\(host)]" }
         if let port = url.port { host += ":\(port)" }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
-        if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
+        if isChunked {
+            text += "Transfer-Encoding: chunked\r\n"
+        } else if let contentLength {
+            text += "Content-Length: \(contentLength)\r\n"
+        }
         for (name, value) in fields where !Self.reservedFields.contains(name.lowercased()) {
             text += "\(name): \(value)\r\n"
         }

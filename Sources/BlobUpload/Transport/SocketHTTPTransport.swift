@@ -141,7 +141,7 @@ final class SocketHTTPTransport: Sendable {
 
     /// The upload error for `error`, naming the method and URL; `connecting` says whether the
     /// failure may have been the connect (for its timeout's text).
-    private static func uploadError(_ error: HTTP1Error, method: String, url: URL, connecting: Bool) -> BlobUploadError {
+    static func uploadError(_ error: HTTP1Error, method: String, url: URL, connecting: Bool) -> BlobUploadError {
         let code: URLError.Code
         let reason: String
         switch error {
@@ -163,7 +163,7 @@ final class SocketHTTPTransport: Sendable {
 }
 
 /// The cancellation state of one request: which connection to interrupt.
-private final class SocketCall: Sendable {
+final class SocketCall: Sendable {
     private let state = Mutex<(cancelled: Bool, connection: HTTP1Connection?)>((false, nil))
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }
