@@ -13,9 +13,11 @@ import Synchronization
 /// buffers already in memory, that costs several times the CPU of the Python client (see the
 /// benchmark); here a 4 MiB chunk is one `send` loop. `https:` still goes through URLSession.
 ///
-/// Redirects are not followed: a 3xx answer to a request with a body is
-/// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``, to one without a body
-/// it is returned as it is. Proxies from the environment are not used. One request at a time
+/// Redirects: a 3xx answer to a request with a body is
+/// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``; one without a body is
+/// followed within the request's origin, and one to another origin is
+/// ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, as on the URLSession
+/// transport. Proxies from the environment are not used. One request at a time
 /// runs per transport (tus requests of one upload are sequential anyway); ``send(_:body:)``
 /// returns only once the socket no longer touches `body`, even when cancelled.
 final class SocketHTTPTransport: Sendable {
@@ -52,7 +54,37 @@ final class SocketHTTPTransport: Sendable {
         return try result.get()
     }
 
+    /// The most redirects followed for one request, as many as URLSession follows.
+    static let maxRedirects = 16
+
+    /// Runs the request, following redirects of one without a body within its origin (the
+    /// URLSession transport's rule too): nothing is lost by asking again, and the caller's
+    /// header fields, credentials among them, stay with the origin the caller named.
     private func perform(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
+        var head = head
+        for _ in 0...Self.maxRedirects {
+            let reply: HTTPReply
+            switch performOnce(head, body: body, call: call) {
+            case .success(let answer): reply = answer
+            case .failure(let error): return .failure(error)
+            }
+            guard [301, 302, 303, 307, 308].contains(reply.statusCode), let location = reply.header("location") else {
+                return .success(reply)
+            }
+            guard let target = URL(string: location, relativeTo: head.url)?.absoluteURL else { return .success(reply) }
+            guard URLOrigin(target) == URLOrigin(head.url) else {
+                return .failure(.crossOriginRefused(method: head.method, url: target.absoluteString, allowedOrigin: "\(URLOrigin(head.url))"))
+            }
+            head.url = target
+            // See Other asks for the target with GET, as URLSession does.
+            if reply.statusCode == 303, head.method != "HEAD" { head.method = "GET" }
+        }
+        return .failure(.network(
+            method: head.method, url: head.url.absoluteString, reason: "more than \(Self.maxRedirects) redirects",
+            code: URLError.Code.httpTooManyRedirects.rawValue))
+    }
+
+    private func performOnce(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
         guard let (host, port) = head.endpoint else {
