@@ -80,13 +80,13 @@ extension SocketHTTPTransport {
             // A server may answer before it read the whole body (413, 401) and close the
             // connection, which breaks the send: its answer says more than the broken pipe.
             if error.mayHaveAnswer,
-               let early = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) {
+               let early = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) {
                 return reply(to: early, method: method, url: url)
             }
             return .failure(error.error(method: method, url: url))
         }
         do {
-            return reply(to: try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody), method: method, url: url)
+            return reply(to: try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody), method: method, url: url)
         } catch {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, method: method, url: url, connecting: false))
         }

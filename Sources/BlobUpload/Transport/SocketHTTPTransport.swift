@@ -26,9 +26,6 @@ final class SocketHTTPTransport: Sendable {
     private let queue = DispatchQueue(label: "BlobUpload.SocketHTTPTransport")
     private let idle = Mutex<(host: String, port: Int, connection: HTTP1Connection)?>(nil)
 
-    /// Answer bodies are kept up to this size; tus answers are empty, error pages short.
-    static let maxKeptBody = 1 << 20
-
     init(timeout: TimeInterval) {
         self.timeout = timeout
     }
@@ -153,13 +150,13 @@ final class SocketHTTPTransport: Sendable {
             }
         } catch {
             guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) else {
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) else {
                 throw error
             }
             answer.reusable = false
             return answer
         }
-        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody)
+        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
     }
 
     /// The kept-alive connection to `host`:`port`, if there is one (taking it out of the pool).
