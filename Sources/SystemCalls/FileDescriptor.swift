@@ -105,6 +105,12 @@ package final class FileDescriptor: Sendable {
         nothingOrErrno { systemFsync(raw) }
     }
 
+    /// Whether `O_NONBLOCK` is set: a read or write then never waits; `nil` when `fcntl` fails.
+    package var isNonBlocking: Bool? {
+        guard case .success(let flags) = valueOrErrno({ systemGetFlags(raw, F_GETFL) }) else { return nil }
+        return flags & O_NONBLOCK != 0
+    }
+
     /// Sets or clears `O_NONBLOCK`.
     package func setNonBlocking(_ nonBlocking: Bool) -> Errno? {
         switch valueOrErrno({ systemGetFlags(raw, F_GETFL) }) {
