@@ -34,6 +34,23 @@ package final class FileDescriptor: Sendable {
         if owned { systemClose(raw) }
     }
 
+    /// Standard output, borrowed: never closed here.
+    package static let standardOutput = FileDescriptor(borrowing: STDOUT_FILENO)
+
+    /// Standard error, borrowed: never closed here.
+    package static let standardError = FileDescriptor(borrowing: STDERR_FILENO)
+
+    /// Whether the descriptor is a terminal (`isatty(3)`).
+    package var isTerminal: Bool { systemIsTerminal(raw) }
+
+    /// The width in columns of the terminal this descriptor is, or `nil` when it is none (or
+    /// does not say).
+    package var terminalColumns: Int? {
+        var size = winsize()
+        guard case .success = valueOrErrno({ systemTerminalSize(raw, &size) }), size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     /// `open(2)` of `path` with `flags` (`O_CLOEXEC` is the caller's to pass), and `permissions`
     /// for a file that `O_CREAT` creates.
     package static func open(_ path: String, _ flags: Int32, permissions: mode_t = 0) -> Result<FileDescriptor, Errno> {
