@@ -107,9 +107,7 @@ public final class StreamedUploader: Sendable {
         expectedLength: Int64? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        try HeaderFieldCheck.apply(headers, to: &request)
+        let head = try HeaderFieldCheck.head(method: method, url: url, fields: headers)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
             probe.startReporting { progress(TransferProgress(completedBytes: $0, totalBytes: expectedLength)) }
@@ -118,9 +116,9 @@ public final class StreamedUploader: Sendable {
         let reply: HTTPReply
         do {
             if transport == .automatic, url.scheme?.lowercased() == "http" {
-                reply = try await socket.send(HeaderFieldCheck.requestHead(of: request), streaming: body, expectedLength: expectedLength)
+                reply = try await socket.send(head, streaming: body, expectedLength: expectedLength)
             } else {
-                reply = try await urlSession.send(request, body: .stream(body))
+                reply = try await urlSession.send(URLRequest(head), body: .stream(body))
             }
         } catch .cancelled {
             throw .cancelled

@@ -30,10 +30,9 @@ final class SocketHTTPTransport: Sendable {
         self.timeout = timeout
     }
 
-    /// Sends `head` with `body` (its `Content-Length` is set here) and reads the whole answer.
-    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field that
-    ///   cannot be written as it is (nothing is sent then),
-    ///   ``BlobUploadError/network(method:url:reason:code:)``,
+    /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
+    /// `body` (its `Content-Length` is set here) and reads the whole answer.
+    /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
     ///   ``BlobUploadError/protocolViolation(url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
@@ -88,9 +87,6 @@ final class SocketHTTPTransport: Sendable {
             return .failure(.network(
                 method: method, url: url.absoluteString, reason: "not an http: URL with a host",
                 code: URLError.Code.unsupportedURL.rawValue))
-        }
-        if let (name, problem) = head.fieldProblem {
-            return .failure(HeaderFieldCheck.error(name: name, problem: problem))
         }
         var head = head
         head.contentLength = body?.count
