@@ -38,23 +38,18 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     /// Runs `blobstream` with `arguments`, feeding it `standardInput`, and waits for it.
-    static func run(_ arguments: [String], standardInput: Data) throws -> Result {
+    static func run(_ arguments: [String], standardInput: Data) async throws -> Result {
         let process = try CLIProcess(arguments)
-        process.write(standardInput)
+        await process.write(standardInput)
         process.closeInput()
-        return process.wait()
+        return await process.wait()
     }
 
-    /// Writes `data` to the process's standard input (on a background queue, so a process
-    /// that reads slowly cannot block the test).
-    func write(_ data: Data) {
+    /// Writes `data` to the process's standard input, on a thread of its own (so a process
+    /// that reads slowly blocks neither the test nor Swift's cooperative pool).
+    func write(_ data: Data) async {
         let handle = input.fileHandleForWriting
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            try? handle.write(contentsOf: data)
-            done.signal()
-        }
-        done.wait()
+        await Self.offThePool { try? handle.write(contentsOf: data) }
     }
 
     /// Closes standard input: the process sees its end.
@@ -66,7 +61,7 @@ final class CLIProcess: @unchecked Sendable {
     /// install a handler: `SigCgt` in /proc), so a signal sent afterwards reaches the
     /// command's own handling rather than killing it before it set that up; `false` if it
     /// never did or exited.
-    func waitUntilHandlingSignals(timeout: Double = 30) -> Bool {
+    func waitUntilHandlingSignals(timeout: Double = 30) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         let wanted: UInt64 = (1 << (UInt64(SIGINT) - 1)) | (1 << (UInt64(SIGTERM) - 1))
         while Date() < deadline, process.isRunning {
@@ -76,28 +71,28 @@ final class CLIProcess: @unchecked Sendable {
                mask & wanted == wanted {
                 return true
             }
-            usleep(20_000)
+            try? await Task.sleep(nanoseconds: 20_000_000)
         }
         return false
     }
 
     /// Waits until standard error contains `text`; `false` if the process exited first.
-    func waitForStandardError(containing text: String, timeout: Double = 60) -> Bool {
-        wait(for: text, in: errorData, timeout: timeout)
+    func waitForStandardError(containing text: String, timeout: Double = 60) async -> Bool {
+        await wait(for: text, in: errorData, timeout: timeout)
     }
 
     /// Waits until standard output contains `text`; `false` if the process exited first.
-    func waitForStandardOutput(containing text: String, timeout: Double = 60) -> Bool {
-        wait(for: text, in: outputData, timeout: timeout)
+    func waitForStandardOutput(containing text: String, timeout: Double = 60) async -> Bool {
+        await wait(for: text, in: outputData, timeout: timeout)
     }
 
-    private func wait(for text: String, in collected: Locked<Data>, timeout: Double) -> Bool {
+    private func wait(for text: String, in collected: Locked<Data>, timeout: Double) async -> Bool {
         let printed = { String(decoding: collected.value, as: UTF8.self).contains(text) }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if printed() { return true }
             if !process.isRunning { return printed() }
-            usleep(50_000)
+            try? await Task.sleep(nanoseconds: 50_000_000)
         }
         return false
     }
@@ -112,15 +107,30 @@ final class CLIProcess: @unchecked Sendable {
 
     /// Waits for the process to exit and returns what it printed. A process killed by a
     /// signal reports 128 plus the signal's number, as a shell would.
-    func wait() -> Result {
+    /// The waiting happens on a thread of its own: a test that blocked a thread of Swift's
+    /// cooperative pool (two on CI) for a child's lifetime would stall every other test.
+    func wait() async -> Result {
         closeInput()
-        process.waitUntilExit()
-        collected.wait()
+        let (process, collected) = (self.process, self.collected)
+        await Self.offThePool {
+            process.waitUntilExit()
+            collected.wait()
+        }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return Result(
             status: status,
             standardOutput: String(decoding: outputData.value, as: UTF8.self),
             standardError: String(decoding: errorData.value, as: UTF8.self))
+    }
+
+    /// Runs `body`, which blocks, on a new thread, and suspends the caller until it is done.
+    private static func offThePool(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                body()
+                continuation.resume()
+            }
+        }
     }
 
     /// What a finished process printed and how it exited.

@@ -71,11 +71,11 @@ import Testing
 
     /// A resumed upload keeps retrying a refused connection (the server may be restarting), and
     /// says at once that it does and for how long, prefixed like every other message.
-    @Test func aResumedUploadAnnouncesItsRetries() throws {
+    @Test func aResumedUploadAnnouncesItsRetries() async throws {
         let process = try CLIProcess(["upload", "--resume", "http://127.0.0.1:1/files/abc", "/etc/hostname", "http://127.0.0.1:1/files/"])
-        #expect(process.waitForStandardError(containing: "\n"))
+        #expect(await process.waitForStandardError(containing: "\n"))
         process.send(SIGINT)
-        let result = process.wait()
+        let result = await process.wait()
         let first = try #require(result.standardError.split(separator: "\n").first.map(String.init))
         #expect(first.hasPrefix("blobstream upload: retry 1 in "))
         #expect(first.contains("cannot connect to 127.0.0.1:1"))
