@@ -62,18 +62,21 @@ final class CLIProcess: @unchecked Sendable {
     /// command's own handling rather than killing it before it set that up; `false` if it
     /// never did or exited.
     func waitUntilHandlingSignals(timeout: Double = 30) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        let wanted: UInt64 = (1 << (UInt64(SIGINT) - 1)) | (1 << (UInt64(SIGTERM) - 1))
-        while Date() < deadline, process.isRunning {
-            if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
-               let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16),
-               mask & wanted == wanted {
-                return true
+        let process = self.process
+        return await Self.offThePool {
+            let deadline = Date().addingTimeInterval(timeout)
+            let wanted: UInt64 = (1 << (UInt64(SIGINT) - 1)) | (1 << (UInt64(SIGTERM) - 1))
+            while Date() < deadline, process.isRunning {
+                if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+                   let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+                   mask & wanted == wanted {
+                    return true
+                }
+                usleep(20_000)
             }
-            try? await Task.sleep(nanoseconds: 20_000_000)
+            return false
         }
-        return false
     }
 
     /// Waits until standard error contains `text`; `false` if the process exited first.
@@ -87,14 +90,17 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     private func wait(for text: String, in collected: Locked<Data>, timeout: Double) async -> Bool {
-        let printed = { String(decoding: collected.value, as: UTF8.self).contains(text) }
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if printed() { return true }
-            if !process.isRunning { return printed() }
-            try? await Task.sleep(nanoseconds: 50_000_000)
+        let process = self.process
+        return await Self.offThePool {
+            let printed = { String(decoding: collected.value, as: UTF8.self).contains(text) }
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if printed() { return true }
+                if !process.isRunning { return printed() }
+                usleep(50_000)
+            }
+            return false
         }
-        return false
     }
 
     /// Sends `signal` to the process.
@@ -123,13 +129,11 @@ final class CLIProcess: @unchecked Sendable {
             standardError: String(decoding: errorData.value, as: UTF8.self))
     }
 
-    /// Runs `body`, which blocks, on a new thread, and suspends the caller until it is done.
-    private static func offThePool(_ body: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                body()
-                continuation.resume()
-            }
+    /// Runs `body`, which blocks (waits, polls with sleeps), on a new thread, and suspends the
+    /// caller until it is done: its timing then never depends on a free cooperative thread.
+    private static func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
         }
     }
 
