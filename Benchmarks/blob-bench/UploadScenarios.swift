@@ -21,8 +21,9 @@ import Synchronization
 ///   under 64 MiB). Throughput target: at least 1.0× (the server is the bottleneck). Every
 ///   target lives in `Targets`.
 /// - `put-blobinputstream`: ``StreamedUploader`` PUTting a ``BlobInputStream`` of the file to
-///   nginx, against `urlsession-put-inputstream (put baseline)`, URLSession with
-///   `InputStream(fileAtPath:)` (target at least 1.3×). Extras: `curl_mbps` and
+///   nginx (an `http:` URL, so over the package's own HTTP/1.1 client, chunked), against
+///   `urlsession-put-inputstream (put baseline)`, URLSession with `InputStream(fileAtPath:)`,
+///   what an app writes without this library (target at least 1.3×). Extras: `curl_mbps` and
 ///   `ratio_vs_curl` for `curl -T` (reported, no target: it sends `Content-Length`, URLSession
 ///   on Linux sends chunked), `peak_rss_growth_mib`.
 ///
