@@ -44,10 +44,10 @@ func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
 
 private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
 private let chunkSize = 4 * 1024 * 1024
-/// Interleaved rounds per scenario (PUT: twice as many). With the PUTs going to tmpfs and
-/// eight PUT rounds, two consecutive quiet full runs gave PUT ratios 1.02 and 1.11 (with four
-/// rounds 0.86 and 1.07; to disk they swung from 0.94 to 1.20); the tus throughput ratio
-/// swings more (1.10 to 1.33), since tuspyserver is the bottleneck and shares the CPU.
+/// Interleaved rounds per scenario (PUT: twice as many). With the PUTs going to tmpfs, eight
+/// PUT rounds, and the PUT over the package's own client, five runs on a shared machine gave
+/// PUT ratios from 0.86 to 1.44 (median 1.44); the tus throughput ratio swings as much (0.80
+/// to 1.57), since tuspyserver is the bottleneck and shares the CPU.
 private let rounds = 4
 
 private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
