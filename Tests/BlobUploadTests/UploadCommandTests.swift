@@ -30,7 +30,7 @@ import Testing
     @Test func resumeFromASecondProcessAfterSIGKILL() async throws {
         // A server of its own: a client killed mid-PATCH leaves tuspyserver holding the
         // upload's lock for up to 30 s, stalling its other requests meanwhile.
-        let server = try TusServerProcess()
+        let server = try await TusServerProcess.start()
         defer { server.stop() }
         let size = 200 << 20
         let path = try makeRandomFile(size: size, seed: 22)
