@@ -57,54 +57,63 @@ final class CLIProcess: @unchecked Sendable {
         try? input.fileHandleForWriting.close()
     }
 
-    /// Waits until the process catches both SIGINT and SIGTERM (dispatch's signal sources
-    /// install a handler: `SigCgt` in /proc), so a signal sent afterwards reaches the
-    /// command's own handling rather than killing it before it set that up; `false` if it
-    /// never did or exited.
-    func waitUntilHandlingSignals(timeout: Double = 30) async -> Bool {
-        let process = self.process
-        return await Self.offThePool {
-            let deadline = Date().addingTimeInterval(timeout)
-            let wanted: UInt64 = (1 << (UInt64(SIGINT) - 1)) | (1 << (UInt64(SIGTERM) - 1))
-            while Date() < deadline, process.isRunning {
-                if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
-                   let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16),
-                   mask & wanted == wanted {
-                    return true
-                }
-                usleep(20_000)
-            }
-            return false
+    /// What must have happened before ``send(_:once:)`` signals the process.
+    struct Readiness: Sendable {
+        /// The process catches both SIGINT and SIGTERM (dispatch's signal sources install a
+        /// handler: `SigCgt` in /proc), so the signal reaches the command's own handling rather
+        /// than killing it before it set that up.
+        var handlesSignals = true
+        /// Standard output contains this.
+        var printed: String?
+        /// Standard error contains this.
+        var complained: String?
+    }
+
+    /// Waits until `readiness` holds (or its waits time out, or the process exits), then sends
+    /// `signal` at once; returns whether each condition was met (the signal is sent either
+    /// way). Waiting and signalling both happen on a thread of its own: were the test's task to
+    /// resume between them, a busy cooperative pool could hold the signal back past the
+    /// command's own deadlines.
+    func send(_ signal: Int32, once readiness: Readiness) async -> (handlesSignals: Bool, printed: Bool, complained: Bool) {
+        await Self.offThePool { [self] in
+            let handles = !readiness.handlesSignals || waitUntilHandlingSignals()
+            let printed = readiness.printed.map { waitFor($0, in: outputData, timeout: 60) } ?? true
+            let complained = readiness.complained.map { waitFor($0, in: errorData, timeout: 60) } ?? true
+            send(signal)
+            return (handles, printed, complained)
         }
     }
 
-    /// Waits until standard error contains `text`; `false` if the process exited first.
-    func waitForStandardError(containing text: String, timeout: Double = 60) async -> Bool {
-        await wait(for: text, in: errorData, timeout: timeout)
-    }
-
-    /// Waits until standard output contains `text`; `false` if the process exited first.
-    func waitForStandardOutput(containing text: String, timeout: Double = 60) async -> Bool {
-        await wait(for: text, in: outputData, timeout: timeout)
-    }
-
-    private func wait(for text: String, in collected: Locked<Data>, timeout: Double) async -> Bool {
-        let process = self.process
-        return await Self.offThePool {
-            let printed = { String(decoding: collected.value, as: UTF8.self).contains(text) }
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if printed() { return true }
-                if !process.isRunning { return printed() }
-                usleep(50_000)
+    /// Polls /proc until the process handles SIGINT and SIGTERM; `false` if it never did or exited.
+    private func waitUntilHandlingSignals(timeout: Double = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        let wanted: UInt64 = (1 << (UInt64(SIGINT) - 1)) | (1 << (UInt64(SIGTERM) - 1))
+        while Date() < deadline, process.isRunning {
+            if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+               let mask = UInt64(line.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+               mask & wanted == wanted {
+                return true
             }
-            return false
+            usleep(20_000)
         }
+        return false
+    }
+
+    /// Polls until `collected` contains `text`; `false` if the process exited first.
+    private func waitFor(_ text: String, in collected: Locked<Data>, timeout: Double) -> Bool {
+        let printed = { String(decoding: collected.value, as: UTF8.self).contains(text) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if printed() { return true }
+            if !process.isRunning { return printed() }
+            usleep(50_000)
+        }
+        return false
     }
 
     /// Sends `signal` to the process.
-    func send(_ signal: Int32) {
+    private func send(_ signal: Int32) {
         // Never kill(0, …) or a stale pid: that could hit the test runner's own group.
         let pid = process.processIdentifier
         guard pid > 0, process.isRunning else { return }

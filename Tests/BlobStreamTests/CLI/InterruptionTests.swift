@@ -11,12 +11,10 @@ import Testing
     /// returns how it ended.
     func interrupt(_ arguments: [String], with signal: Int32, afterPrinting output: String? = nil) async throws -> CLIProcess.Result {
         let process = try CLIProcess(arguments)
-        #expect(await process.waitUntilHandlingSignals(), "the command never set up its signal handling")
-        if let output {
-            // Otherwise the signal can arrive before the command reached the part under test.
-            #expect(await process.waitForStandardOutput(containing: output), "the command never printed \(output)")
-        }
-        process.send(signal)
+        // `output`: otherwise the signal can arrive before the command reached the part under test.
+        let ready = await process.send(signal, once: .init(printed: output))
+        #expect(ready.handlesSignals, "the command never set up its signal handling")
+        #expect(ready.printed, "the command never printed \(output ?? "")")
         return await process.wait()
     }
 
@@ -60,8 +58,7 @@ import Testing
     @Test func checksumOfStandardInputThatNeverEndsIsInterruptible() async throws {
         let process = try CLIProcess(["checksum", "-"])
         await process.write(Data("some bytes".utf8))
-        #expect(await process.waitUntilHandlingSignals())
-        process.send(SIGINT)
+        #expect(await process.send(SIGINT, once: .init()).handlesSignals)
         let result = await process.wait()
         #expect(result.status == 130)
         #expect(result.standardOutput.isEmpty)
