@@ -32,10 +32,16 @@ public enum ToolProcess {
     }
 
     /// Runs `url` with `arguments` and standard input from /dev/null, and waits for it without
-    /// holding a thread of Swift's cooperative pool (see ``Running/finish()``).
-    /// `environment` is added to this process's environment.
-    public static func run(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        try await start(url, arguments, environment: environment).finish()
+    /// holding a thread of Swift's cooperative pool (see ``Running/finished()``): what a test's
+    /// task calls. `environment` is added to this process's environment.
+    public static func execute(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        try await start(url, arguments, environment: environment).finished()
+    }
+
+    /// ``execute(_:_:environment:)`` blocking the calling thread until the child exits: only
+    /// for code on a thread of its own, never for a test's task.
+    public static func run(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try start(url, arguments, environment: environment).finish()
     }
 
     /// Starts `url` with `arguments` and standard input from /dev/null, for a test that acts on
@@ -71,15 +77,15 @@ public enum ToolProcess {
         /// The waiting happens on a thread of its own, and the caller's task is suspended
         /// meanwhile: Swift's cooperative pool has one thread per core (two on CI), and a test
         /// that blocked one of them for a child's lifetime would stall every other test.
-        public func finish() async -> Result {
+        public func finished() async -> Result {
             await withCheckedContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(returning: finishWaiting()) }
+                Thread.detachNewThread { continuation.resume(returning: finish()) }
             }
         }
 
-        /// ``finish()`` on the calling thread, which it blocks until the child has exited: for
-        /// code that runs on a thread of its own already, never on Swift's cooperative pool.
-        public func finishWaiting() -> Result {
+        /// ``finished()`` on the calling thread, which it blocks until the child has exited: for
+        /// code that runs on a thread of its own already, never for a test's task.
+        public func finish() -> Result {
             // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
             let errorData = Locked(Data())
             let group = DispatchGroup()

@@ -72,12 +72,12 @@ public final class TusServerProcess: Sendable {
     }
 
     /// ``restart()`` on a thread of its own, for a test's task (see ``start(verifiesChecksums:)``).
-    public func restart() async throws {
+    public func restartOffThePool() async throws {
         try await Self.onItsOwnThread { try self.restart() }
     }
 
     /// ``crashAndRestart()`` on a thread of its own, for a test's task.
-    public func crashAndRestart() async throws {
+    public func crashAndRestartOffThePool() async throws {
         try await Self.onItsOwnThread { try self.crashAndRestart() }
     }
 

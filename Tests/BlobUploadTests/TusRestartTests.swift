@@ -54,7 +54,7 @@ import Testing
             while proxy.statistics.stalls == 0 {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
-            try await server.crashAndRestart()
+            try await server.crashAndRestartOffThePool()
         }
         defer { killer.cancel() }
         let configuration = URLSessionConfiguration.ephemeral

@@ -9,7 +9,7 @@ import Testing
 /// terminated afterwards so the server keeps nothing.
 @Suite(.serialized) struct UploadCommandEdgeTests {
     func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
-        try await ToolProcess.run(ToolProcess.blobstream(), arguments)
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     @Test(arguments: [("64K", 1_000_003), ("65536", 200_000), ("4M", 9_000_001), ("1MiB", 3_000_000)])

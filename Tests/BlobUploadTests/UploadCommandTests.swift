@@ -7,7 +7,7 @@ import Testing
 /// `blobstream upload` and `blobstream put`, run as processes against the real servers.
 @Suite(.serialized) struct UploadCommandTests {
     func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
-        try await ToolProcess.run(ToolProcess.blobstream(), arguments)
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     @Test func uploadPrintsTheURLFirstAndLastAndTheBytesArrive() async throws {

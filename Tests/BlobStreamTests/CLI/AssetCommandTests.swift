@@ -6,7 +6,7 @@ import Testing
 /// `blobstream asset import`, and `checksum` of asset and HTTP URLs, run as processes.
 @Suite struct AssetCommandTests {
     func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
-        try await ToolProcess.run(ToolProcess.blobstream(), arguments)
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     @Test func importThenChecksumTheAssetURL() async throws {

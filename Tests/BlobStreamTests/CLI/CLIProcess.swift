@@ -37,19 +37,33 @@ final class CLIProcess: @unchecked Sendable {
         }
     }
 
-    /// Runs `blobstream` with `arguments`, feeding it `standardInput`, and waits for it.
-    static func run(_ arguments: [String], standardInput: Data) async throws -> Result {
+    /// Runs `blobstream` with `arguments`, feeding it `standardInput`, and waits for it, off
+    /// Swift's cooperative pool (see ``exited()``).
+    static func execute(_ arguments: [String], standardInput: Data) async throws -> Result {
         let process = try CLIProcess(arguments)
-        await process.write(standardInput)
+        await process.feed(standardInput)
         process.closeInput()
-        return await process.wait()
+        return await process.exited()
+    }
+
+    /// ``execute(_:standardInput:)`` blocking the calling thread: only for code on a thread of
+    /// its own, never for a test's task.
+    static func run(_ arguments: [String], standardInput: Data) throws -> Result {
+        let process = try CLIProcess(arguments)
+        process.write(standardInput)
+        process.closeInput()
+        return process.wait()
     }
 
     /// Writes `data` to the process's standard input, on a thread of its own (so a process
     /// that reads slowly blocks neither the test nor Swift's cooperative pool).
-    func write(_ data: Data) async {
-        let handle = input.fileHandleForWriting
-        await Self.offThePool { try? handle.write(contentsOf: data) }
+    func feed(_ data: Data) async {
+        await Self.offThePool { self.write(data) }
+    }
+
+    /// ``feed(_:)`` blocking the calling thread until the process took `data`.
+    func write(_ data: Data) {
+        try? input.fileHandleForWriting.write(contentsOf: data)
     }
 
     /// Closes standard input: the process sees its end.
@@ -84,8 +98,9 @@ final class CLIProcess: @unchecked Sendable {
         }
     }
 
-    /// Polls /proc until the process handles SIGINT and SIGTERM; `false` if it never did or exited.
-    private func waitUntilHandlingSignals(timeout: Double = 30) -> Bool {
+    /// Polls /proc until the process handles SIGINT and SIGTERM; `false` if it never did or
+    /// exited. Blocks the calling thread: from a test's task use ``send(_:once:)``.
+    func waitUntilHandlingSignals(timeout: Double = 30) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         let wanted: UInt64 = (1 << (UInt64(SIGINT) - 1)) | (1 << (UInt64(SIGTERM) - 1))
         while Date() < deadline, process.isRunning {
@@ -98,6 +113,18 @@ final class CLIProcess: @unchecked Sendable {
             usleep(20_000)
         }
         return false
+    }
+
+    /// Waits until standard output contains `text`; `false` if the process exited first.
+    /// Blocks the calling thread: from a test's task use ``send(_:once:)``.
+    func waitForStandardOutput(containing text: String, timeout: Double = 60) -> Bool {
+        waitFor(text, in: outputData, timeout: timeout)
+    }
+
+    /// Waits until standard error contains `text`; `false` if the process exited first.
+    /// Blocks the calling thread: from a test's task use ``send(_:once:)``.
+    func waitForStandardError(containing text: String, timeout: Double = 60) -> Bool {
+        waitFor(text, in: errorData, timeout: timeout)
     }
 
     /// Polls until `collected` contains `text`; `false` if the process exited first.
@@ -113,7 +140,7 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` to the process.
-    private func send(_ signal: Int32) {
+    func send(_ signal: Int32) {
         // Never kill(0, …) or a stale pid: that could hit the test runner's own group.
         let pid = process.processIdentifier
         guard pid > 0, process.isRunning else { return }
@@ -121,16 +148,18 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit and returns what it printed. A process killed by a
-    /// signal reports 128 plus the signal's number, as a shell would.
-    /// The waiting happens on a thread of its own: a test that blocked a thread of Swift's
-    /// cooperative pool (two on CI) for a child's lifetime would stall every other test.
-    func wait() async -> Result {
+    /// signal reports 128 plus the signal's number, as a shell would. The waiting happens on a
+    /// thread of its own: a test that blocked a thread of Swift's cooperative pool (two on CI)
+    /// for a child's lifetime would stall every other test.
+    func exited() async -> Result {
+        await Self.offThePool { self.wait() }
+    }
+
+    /// ``exited()`` blocking the calling thread: only for code on a thread of its own.
+    func wait() -> Result {
         closeInput()
-        let (process, collected) = (self.process, self.collected)
-        await Self.offThePool {
-            process.waitUntilExit()
-            collected.wait()
-        }
+        process.waitUntilExit()
+        collected.wait()
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return Result(
             status: status,

@@ -75,7 +75,7 @@ import Testing
             kill(pid, SIGCONT)
             break
         }
-        let result = await child.finish()
+        let result = await child.finished()
         guard caught else { return nil }
         return Outcome(status: result.status, output: result.standardOutput, errors: result.standardError)
     }

@@ -7,7 +7,7 @@ import Testing
 /// value, never traps, never retries.
 @Suite struct CommandLineInputTests {
     func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
-        try await ToolProcess.run(ToolProcess.blobstream(), arguments)
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     /// Values no byte-count option accepts: signs, fractions, hex, unknown suffixes, overflow.

@@ -7,7 +7,7 @@ import Testing
 /// words for a server that is down whichever command met it.
 @Suite struct ErrorMessageTests {
     func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
-        try await ToolProcess.run(ToolProcess.blobstream(), arguments)
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     @Test func anHTMLErrorPageIsReducedToItsStatus() async throws {
@@ -74,7 +74,7 @@ import Testing
     @Test func aResumedUploadAnnouncesItsRetries() async throws {
         let process = try CLIProcess(["upload", "--resume", "http://127.0.0.1:1/files/abc", "/etc/hostname", "http://127.0.0.1:1/files/"])
         #expect(await process.send(SIGINT, once: .init(handlesSignals: false, complained: "\n")).complained)
-        let result = await process.wait()
+        let result = await process.exited()
         let first = try #require(result.standardError.split(separator: "\n").first.map(String.init))
         #expect(first.hasPrefix("blobstream upload: retry 1 in "))
         #expect(first.contains("cannot connect to 127.0.0.1:1"))

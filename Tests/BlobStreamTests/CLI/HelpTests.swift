@@ -6,7 +6,7 @@ import Testing
 /// group without its subcommand is a usage error that still shows the subcommands.
 @Suite struct HelpTests {
     func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
-        try await ToolProcess.run(ToolProcess.blobstream(), arguments)
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     static let helps: [([String], String)] = [

@@ -15,7 +15,7 @@ import Testing
         let ready = await process.send(signal, once: .init(printed: output))
         #expect(ready.handlesSignals, "the command never set up its signal handling")
         #expect(ready.printed, "the command never printed \(output ?? "")")
-        return await process.wait()
+        return await process.exited()
     }
 
     @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated (SIGTERM)")])
@@ -57,9 +57,9 @@ import Testing
 
     @Test func checksumOfStandardInputThatNeverEndsIsInterruptible() async throws {
         let process = try CLIProcess(["checksum", "-"])
-        await process.write(Data("some bytes".utf8))
+        await process.feed(Data("some bytes".utf8))
         #expect(await process.send(SIGINT, once: .init()).handlesSignals)
-        let result = await process.wait()
+        let result = await process.exited()
         #expect(result.status == 130)
         #expect(result.standardOutput.isEmpty)
         #expect(result.standardError == "blobstream checksum: -: interrupted; no checksum printed for it\n")

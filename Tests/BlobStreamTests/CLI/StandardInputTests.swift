@@ -14,20 +14,20 @@ import Testing
     }
 
     @Test func checksumOfStandardInputPrintsLikeSha256sum() async throws {
-        let result = try await CLIProcess.run(["checksum", "-"], standardInput: Self.bytes)
+        let result = try await CLIProcess.execute(["checksum", "-"], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes)))
         #expect(result.standardError.isEmpty)
 
-        let empty = try await CLIProcess.run(["checksum", "-"], standardInput: Data())
+        let empty = try await CLIProcess.execute(["checksum", "-"], standardInput: Data())
         #expect(empty.standardOutput == (try sha256sum(Data())))
 
-        let md5 = try await CLIProcess.run(["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
+        let md5 = try await CLIProcess.execute(["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
         #expect(md5.standardOutput == "900150983cd24fb0d6963f7d28e17f72  -\n")
     }
 
     @Test func checksumOfDevStdinAndAFIFO() async throws {
-        let viaDevice = try await CLIProcess.run(["checksum", "/dev/stdin"], standardInput: Self.bytes)
+        let viaDevice = try await CLIProcess.execute(["checksum", "/dev/stdin"], standardInput: Self.bytes)
         #expect(viaDevice.status == 0, "\(viaDevice.standardError)")
         #expect(viaDevice.standardOutput == (try sha256sum(Self.bytes, name: "/dev/stdin")))
 
@@ -44,25 +44,25 @@ import Testing
             try? handle?.close()
         }
         writer.start()
-        await process.write(Data("stdin".utf8))
-        let result = await process.wait()
+        await process.feed(Data("stdin".utf8))
+        let result = await process.exited()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes, name: fifo)) + (try sha256sum(Data("stdin".utf8))))
     }
 
     @Test func standardInputIsReadOnceAndInOrder() async throws {
-        let twice = try await CLIProcess.run(["checksum", "-", "-"], standardInput: Data("x".utf8))
+        let twice = try await CLIProcess.execute(["checksum", "-", "-"], standardInput: Data("x".utf8))
         #expect(twice.status == 64)
         #expect(twice.standardError.contains("standard input (-) can be read only once"))
 
-        let offset = try await CLIProcess.run(["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
+        let offset = try await CLIProcess.execute(["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
         #expect(offset.status == 1)
         #expect(offset.standardOutput.isEmpty)
         #expect(offset.standardError.contains("-: a pipe is read once and in order: offset 5 was asked"))
     }
 
     @Test func aTusUploadRefusesAPipeAndSaysWhy() async throws {
-        let result = try await CLIProcess.run(["upload", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
+        let result = try await CLIProcess.execute(["upload", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("blobstream upload: standard input is a pipe, whose length is unknown"))
         #expect(result.standardError.contains("blobstream put"))
@@ -74,7 +74,7 @@ import Testing
         let stored = TestServers.uploadRoot + "/" + name
         defer { TempFiles.remove(stored) }
         let target = TestServers.uploadURL.appendingPathComponent(name).absoluteString
-        let result = try await CLIProcess.run(["put", "-", target], standardInput: Self.bytes)
+        let result = try await CLIProcess.execute(["put", "-", target], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == "201 \(target)\n")
         #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(of: Self.bytes))

@@ -61,7 +61,7 @@ enum ChecksumFixtures {
     }
 
     static func runExecutable(_ url: URL, _ arguments: [String]) async throws -> ToolResult {
-        try await ToolProcess.run(url, arguments)
+        try await ToolProcess.execute(url, arguments)
     }
 
     /// The first hex word a `*sum` tool prints.

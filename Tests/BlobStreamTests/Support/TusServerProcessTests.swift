@@ -49,9 +49,9 @@ import Testing
         #expect(upload.port == Int(server.port))
         #expect(try await patch(upload, offset: 0, bytes[0..<100_000]) == 204)
 
-        try await server.restart()
+        try await server.restartOffThePool()
         #expect(try await offset(upload) == "100000")
-        try await server.crashAndRestart()
+        try await server.crashAndRestartOffThePool()
         #expect(try await offset(upload) == "100000")
 
         let wrong = "sha1 " + Data(repeating: 0, count: 20).base64EncodedString()
