@@ -59,8 +59,16 @@ package struct HTTPRequestHead: Sendable {
         return (host, url.port ?? 80)
     }
 
+    /// The first field that cannot be written, and why, or `nil`: the one check
+    /// (``HTTPFieldCheck``) for a head whose fields were set without
+    /// ``init(method:url:checking:setting:)``, to be asked before ``serialized()``.
+    package var fieldProblem: (name: String, problem: HTTPFieldCheck.Problem)? {
+        HTTPFieldCheck.firstProblem(in: fields.map { (key: $0.0, value: $0.1) })
+    }
+
     /// The bytes of the head, up to and including the blank line. The fields are written as
-    /// they are: a head with a caller's fields is built by the checking initializer.
+    /// they are: a head with a caller's fields is built by the checking initializer, or asked
+    /// for its ``fieldProblem`` first.
     package func serialized() -> [UInt8] {
         var target = "/"
         if let components = URLComponents(url: url, resolvingAgainstBaseURL: true) {

@@ -33,9 +33,15 @@ enum HeaderFieldCheck {
 
     /// The error for an unusable field.
     static func error(_ failure: HTTPFieldCheck.Failure) -> BlobUploadError {
-        switch failure.problem {
-        case .name: .invalidHeader(name: failure.name, reason: "the name is not an HTTP token (no ':', spaces or control characters)")
-        case .value: .invalidHeader(name: failure.name, reason: "the value contains a line break or NUL")
+        error(name: failure.name, problem: failure.problem)
+    }
+
+    /// The error for the field `name` with `problem` (for a head asked for its
+    /// ``HTTPRequestHead/fieldProblem``).
+    static func error(name: String, problem: HTTPFieldCheck.Problem) -> BlobUploadError {
+        switch problem {
+        case .name: .invalidHeader(name: name, reason: "the name is not an HTTP token (no ':', spaces or control characters)")
+        case .value: .invalidHeader(name: name, reason: "the value contains a line break or NUL")
         }
     }
 }
