@@ -45,8 +45,8 @@ func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
 private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
 private let chunkSize = 4 * 1024 * 1024
 /// Interleaved rounds per scenario (PUT: twice as many). With the PUTs going to tmpfs, eight
-/// PUT rounds, and the PUT over the package's own client, five runs on a shared machine gave
-/// PUT ratios from 0.86 to 1.44 (median 1.44); the tus throughput ratio swings as much (0.80
+/// PUT rounds, and the PUT over the package's own client, six runs on a shared machine gave
+/// PUT ratios from 0.86 to 1.44 (median 1.42); the tus throughput ratio swings as much (0.80
 /// to 1.57), since tuspyserver is the bottleneck and shares the CPU.
 private let rounds = 4
 
