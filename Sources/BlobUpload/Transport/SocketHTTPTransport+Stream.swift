@@ -74,7 +74,7 @@ extension SocketHTTPTransport {
         }
         let wait = HTTP1Wait.silence(timeout)
         do throws(BodyStop) {
-            try sendRequest(head.serialized(), body: body, on: connection, wait: wait, expectedLength: expectedLength, call: call, url: url)
+            try sendRequest(head.serialized(), body: body, on: connection, wait: wait, expectedLength: expectedLength, call: call)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // A server may answer before it read the whole body (413, 401) and close the
@@ -105,7 +105,7 @@ extension SocketHTTPTransport {
     /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the
     /// last chunk.
     private func sendRequest(
-        _ head: [UInt8], body: StreamBody, on connection: HTTP1Connection, wait: HTTP1Wait, expectedLength: Int64?, call: SocketCall, url: URL
+        _ head: [UInt8], body: StreamBody, on connection: HTTP1Connection, wait: HTTP1Wait, expectedLength: Int64?, call: SocketCall
     ) throws(BodyStop) {
         do {
             try connection.send(head, wait: wait)
