@@ -21,8 +21,9 @@ import Synchronization
 ///   under 64 MiB). Throughput target: at least 1.0× (the server is the bottleneck). Every
 ///   target lives in `Targets`.
 /// - `put-blobinputstream`: ``StreamedUploader`` PUTting a ``BlobInputStream`` of the file to
-///   nginx, against `urlsession-put-inputstream (put baseline)`, URLSession with
-///   `InputStream(fileAtPath:)` (target at least 1.3×). Extras: `curl_mbps` and
+///   nginx (an `http:` URL, so over the package's own HTTP/1.1 client, chunked), against
+///   `urlsession-put-inputstream (put baseline)`, URLSession with `InputStream(fileAtPath:)`,
+///   what an app writes without this library (target at least 1.3×). Extras: `curl_mbps` and
 ///   `ratio_vs_curl` for `curl -T` (reported, no target: it sends `Content-Length`, URLSession
 ///   on Linux sends chunked), `peak_rss_growth_mib`.
 ///
@@ -43,10 +44,10 @@ func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
 
 private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
 private let chunkSize = 4 * 1024 * 1024
-/// Interleaved rounds per scenario (PUT: twice as many). With the PUTs going to tmpfs and
-/// eight PUT rounds, two consecutive quiet full runs gave PUT ratios 1.02 and 1.11 (with four
-/// rounds 0.86 and 1.07; to disk they swung from 0.94 to 1.20); the tus throughput ratio
-/// swings more (1.10 to 1.33), since tuspyserver is the bottleneck and shares the CPU.
+/// Interleaved rounds per scenario (PUT: twice as many). With the PUTs going to tmpfs, eight
+/// PUT rounds, and the PUT over the package's own client, six runs on a shared machine gave
+/// PUT ratios from 0.86 to 1.44 (median 1.42); the tus throughput ratio swings as much (0.80
+/// to 1.57), since tuspyserver is the bottleneck and shares the CPU.
 private let rounds = 4
 
 private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {

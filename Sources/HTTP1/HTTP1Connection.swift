@@ -148,6 +148,14 @@ package final class HTTP1Connection: Sendable {
         }
     }
 
+    /// Whether the peer has sent something (or closed) that no ``receive(into:wait:)`` took
+    /// yet: a look that never waits, for a sender that stops when the answer begins early.
+    package var hasInput: Bool {
+        guard let fd = socket.withLock({ $0 }),
+              case .success(let readiness) = fd.poll(for: .readable, milliseconds: 0) else { return false }
+        return readiness.isReady
+    }
+
     private func connectedSocket() throws(HTTP1Error) -> FileDescriptor {
         guard let fd = socket.withLock({ $0 }) else {
             throw .network(reason: "the connection is not open", cause: .lost)

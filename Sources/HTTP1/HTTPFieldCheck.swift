@@ -18,6 +18,20 @@ package enum HTTPFieldCheck {
         return nil
     }
 
+    /// An unusable field, as thrown by ``HTTPRequestHead/init(method:url:checking:setting:)``.
+    package struct Failure: Error, Equatable, Sendable {
+        /// The field's name.
+        package var name: String
+        /// What is wrong with it.
+        package var problem: Problem
+
+        /// The failure of the field `name`.
+        package init(name: String, problem: Problem) {
+            self.name = name
+            self.problem = problem
+        }
+    }
+
     /// What is wrong with a field.
     package enum Problem: Sendable, Equatable {
         /// The name is empty or not an HTTP token.

@@ -12,8 +12,12 @@ package struct HTTPRequestHead: Sendable {
     /// Header fields in the order written; `Host` and the framing fields the writer sets
     /// (`Content-Length`, `Transfer-Encoding`, `Connection`) are skipped here.
     package var fields: [(String, String)]
-    /// The `Content-Length` to announce, or `nil` for a request without a body.
+    /// The `Content-Length` to announce, or `nil` for a request without a body (or a chunked one).
     package var contentLength: Int?
+    /// Whether the body follows in the chunked transfer coding: a body whose length is not
+    /// known up front, and which the server takes as complete only once its last chunk came, so
+    /// a sender that stops early can never leave a short body looking whole.
+    package var isChunked = false
     /// Whether to ask the server to close the connection after its answer.
     package var closeAfterAnswer: Bool
 
@@ -29,6 +33,25 @@ package struct HTTPRequestHead: Sendable {
         self.closeAfterAnswer = closeAfterAnswer
     }
 
+    /// A head for `method` on `url` with a caller's `fields`, checked here, by the package's
+    /// one check (``HTTPFieldCheck``), before any transport sees them; then `setting`, which
+    /// replace a caller's field of the same name in any case. The fields are one
+    /// case-insensitive set, as `URLRequest` keeps them, written in name order.
+    /// - Throws: the first unusable field in name order; nothing is built then.
+    package init(
+        method: String, url: URL, checking fields: [String: String], setting: [(String, String)] = []
+    ) throws(HTTPFieldCheck.Failure) {
+        var merged = fields.map { ($0.key, $0.value) }
+        for (name, value) in setting {
+            merged.removeAll { $0.0.lowercased() == name.lowercased() }
+            merged.append((name, value))
+        }
+        if let (name, problem) = HTTPFieldCheck.firstProblem(in: merged.map { (key: $0.0, value: $0.1) }) {
+            throw HTTPFieldCheck.Failure(name: name, problem: problem)
+        }
+        self.init(method: method, url: url, fields: merged.sorted { $0.0 < $1.0 })
+    }
+
     /// The host to connect to and the port (80 when the URL names none), or `nil` when the URL
     /// is not `http:` with a host.
     package var endpoint: (host: String, port: Int)? {
@@ -36,13 +59,16 @@ package struct HTTPRequestHead: Sendable {
         return (host, url.port ?? 80)
     }
 
-    /// The first field that cannot be written, and why, or `nil`.
+    /// The first field that cannot be written, and why, or `nil`: the one check
+    /// (``HTTPFieldCheck``) for a head whose fields were set without
+    /// ``init(method:url:checking:setting:)``, to be asked before ``serialized()``.
     package var fieldProblem: (name: String, problem: HTTPFieldCheck.Problem)? {
         HTTPFieldCheck.firstProblem(in: fields.map { (key: $0.0, value: $0.1) })
     }
 
-    /// The bytes of the head, up to and including the blank line.
-    /// - Precondition: ``fieldProblem`` is `nil`.
+    /// The bytes of the head, up to and including the blank line. The fields are written as
+    /// they are: a head with a caller's fields is built by the checking initializer, or asked
+    /// for its ``fieldProblem`` first.
     package func serialized() -> [UInt8] {
         var target = "/"
         if let components = URLComponents(url: url, resolvingAgainstBaseURL: true) {
@@ -53,7 +79,11 @@ package struct HTTPRequestHead: Sendable {
         if host.contains(":") { host = "[\(host)]" }
         if let port = url.port { host += ":\(port)" }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: \(host)\r\n"
-        if let contentLength { text += "Content-Length: \(contentLength)\r\n" }
+        if isChunked {
+            text += "Transfer-Encoding: chunked\r\n"
+        } else if let contentLength {
+            text += "Content-Length: \(contentLength)\r\n"
+        }
         for (name, value) in fields where !Self.reservedFields.contains(name.lowercased()) {
             text += "\(name): \(value)\r\n"
         }

@@ -34,6 +34,23 @@ package final class FileDescriptor: Sendable {
         if owned { systemClose(raw) }
     }
 
+    /// Standard output, borrowed: never closed here.
+    package static let standardOutput = FileDescriptor(borrowing: STDOUT_FILENO)
+
+    /// Standard error, borrowed: never closed here.
+    package static let standardError = FileDescriptor(borrowing: STDERR_FILENO)
+
+    /// Whether the descriptor is a terminal (`isatty(3)`).
+    package var isTerminal: Bool { systemIsTerminal(raw) }
+
+    /// The width in columns of the terminal this descriptor is, or `nil` when it is none (or
+    /// does not say).
+    package var terminalColumns: Int? {
+        var size = winsize()
+        guard case .success = valueOrErrno({ systemTerminalSize(raw, &size) }), size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     /// `open(2)` of `path` with `flags` (`O_CLOEXEC` is the caller's to pass), and `permissions`
     /// for a file that `O_CREAT` creates.
     package static func open(_ path: String, _ flags: Int32, permissions: mode_t = 0) -> Result<FileDescriptor, Errno> {
@@ -103,6 +120,12 @@ package final class FileDescriptor: Sendable {
     /// `fsync(2)`, so the file's bytes are on disk before, say, a rename makes them visible.
     package func sync() -> Errno? {
         nothingOrErrno { systemFsync(raw) }
+    }
+
+    /// Whether `O_NONBLOCK` is set: a read or write then never waits; `nil` when `fcntl` fails.
+    package var isNonBlocking: Bool? {
+        guard case .success(let flags) = valueOrErrno({ systemGetFlags(raw, F_GETFL) }) else { return nil }
+        return flags & O_NONBLOCK != 0
     }
 
     /// Sets or clears `O_NONBLOCK`.

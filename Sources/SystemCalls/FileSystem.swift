@@ -38,6 +38,12 @@ extension stat {
     package var isDirectory: Bool { (st_mode & S_IFMT) == S_IFDIR }
     /// Whether this is a regular file.
     package var isRegularFile: Bool { (st_mode & S_IFMT) == S_IFREG }
+    /// Whether this can be read only once, in order, with no length up front: a FIFO, a socket
+    /// or a character device (a terminal, `/dev/stdin`).
+    package var isReadOnce: Bool {
+        let type = st_mode & S_IFMT
+        return type == S_IFIFO || type == S_IFSOCK || type == S_IFCHR
+    }
     /// Whether this is a symbolic link (only `lstat` says so).
     package var isSymbolicLink: Bool { (st_mode & S_IFMT) == S_IFLNK }
 

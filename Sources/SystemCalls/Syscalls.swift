@@ -123,3 +123,23 @@ func systemSetOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32)
     var value = value
     return setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
 }
+
+func systemTerminalSize(_ fd: Int32, _ size: inout winsize) -> Int32 {
+    ioctl(fd, UInt(TIOCGWINSZ), &size)
+}
+
+func systemIsTerminal(_ fd: Int32) -> Bool {
+    isatty(fd) == 1
+}
+
+func systemIgnoreSignal(_ number: Int32) {
+    _ = signal(number, SIG_IGN)
+}
+
+func systemDefaultSignal(_ number: Int32) {
+    _ = signal(number, SIG_DFL)
+}
+
+func systemExitImmediately(_ status: Int32) -> Never {
+    _exit(status)
+}

@@ -1,6 +1,7 @@
 import BlobStream
 import BlobUpload
 import Foundation
+internal import SystemCalls
 
 /// What an input argument names, decided the same way by every command: `-` is standard
 /// input; an existing FIFO, socket or device (`/dev/stdin` too) is read as a pipe, once and
@@ -20,10 +21,8 @@ enum InputArgument {
             self = .standardInput
             return
         }
-        var status = stat()
-        if stat(argument, &status) == 0 {
-            let kind = status.st_mode & S_IFMT
-            self = kind == S_IFIFO || kind == S_IFSOCK || kind == S_IFCHR ? .pipe(path: argument) : .file(path: argument)
+        if case .success(let status) = FileSystem.status(atPath: argument) {
+            self = status.isReadOnce ? .pipe(path: argument) : .file(path: argument)
             return
         }
         guard Self.hasScheme(argument) else {

@@ -1,4 +1,5 @@
 import Foundation
+internal import SystemCalls
 
 /// Ctrl-C (SIGINT) and SIGTERM while a command works: instead of dying mid-line, the command
 /// stops its work, says what was left undone (and how to continue), and exits with 128 plus
@@ -16,14 +17,14 @@ final class Interruption: @unchecked Sendable {
     init(stop: @escaping @Sendable () -> Void) {
         for number in Self.signals {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            Glibc.signal(number, SIG_IGN)
+            ProcessSignals.ignore(number)
             source.setEventHandler { [weak self] in
                 guard let self else { return }
                 let first = self.lock.withLock { () -> Bool in
                     defer { self.received = self.received ?? number }
                     return self.received == nil
                 }
-                if first { stop() } else { Glibc._exit(128 + number) }
+                if first { stop() } else { ProcessSignals.exitImmediately(status: 128 + number) }
             }
             source.resume()
             sources.append(source)
@@ -47,6 +48,6 @@ final class Interruption: @unchecked Sendable {
     func end() {
         for source in sources { source.cancel() }
         sources = []
-        for number in Self.signals { Glibc.signal(number, SIG_DFL) }
+        for number in Self.signals { ProcessSignals.restoreDefault(number) }
     }
 }

@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+internal import SystemCalls
 
 /// A one-line progress display on standard error (only used when it is a terminal): a bar,
 /// the percentage and the throughput, or just bytes and throughput when the total is unknown.
@@ -68,8 +69,6 @@ final class ProgressBar {
     }
 
     private static func terminalWidth() -> Int {
-        var size = winsize()
-        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
-        return Int(size.ws_col)
+        FileDescriptor.standardError.terminalColumns ?? 80
     }
 }

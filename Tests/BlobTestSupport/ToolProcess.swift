@@ -31,8 +31,15 @@ public enum ToolProcess {
         return url
     }
 
-    /// Runs `url` with `arguments` and standard input from /dev/null, and waits for it.
-    /// `environment` is added to this process's environment.
+    /// Runs `url` with `arguments` and standard input from /dev/null, and waits for it without
+    /// holding a thread of Swift's cooperative pool (see ``Running/finished()``): what a test's
+    /// task calls. `environment` is added to this process's environment.
+    public static func execute(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        try await start(url, arguments, environment: environment).finished()
+    }
+
+    /// ``execute(_:_:environment:)`` blocking the calling thread until the child exits: only
+    /// for code on a thread of its own, never for a test's task.
     public static func run(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         try start(url, arguments, environment: environment).finish()
     }
@@ -55,7 +62,7 @@ public enum ToolProcess {
     }
 
     /// A started child whose output is read when it is finished.
-    public struct Running {
+    public struct Running: @unchecked Sendable {
         let process: Process
         let output: Pipe
         let errors: Pipe
@@ -66,6 +73,18 @@ public enum ToolProcess {
         public var isRunning: Bool { process.isRunning }
 
         /// Reads both pipes to their end, waits for the child and says how it ended.
+        ///
+        /// The waiting happens on a thread of its own, and the caller's task is suspended
+        /// meanwhile: Swift's cooperative pool has one thread per core (two on CI), and a test
+        /// that blocked one of them for a child's lifetime would stall every other test.
+        public func finished() async -> Result {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread { continuation.resume(returning: finish()) }
+            }
+        }
+
+        /// ``finished()`` on the calling thread, which it blocks until the child has exited: for
+        /// code that runs on a thread of its own already, never for a test's task.
         public func finish() -> Result {
             // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
             let errorData = Locked(Data())

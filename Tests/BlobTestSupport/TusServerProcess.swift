@@ -45,6 +45,17 @@ public final class TusServerProcess: Sendable {
         stop()
     }
 
+    /// ``init(verifiesChecksums:)`` on a thread of its own: starting the Python server takes a
+    /// second or more, which must not hold a thread of Swift's cooperative pool (two on CI)
+    /// that every other test is waiting for.
+    public static func start(verifiesChecksums: Bool = false) async throws -> TusServerProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try TusServerProcess(verifiesChecksums: verifiesChecksums) })
+            }
+        }
+    }
+
     /// Stops the server gracefully (SIGTERM: in-flight requests get a second to finish) and
     /// starts it again on the same port with the same uploads.
     public func restart() throws {
@@ -58,6 +69,22 @@ public final class TusServerProcess: Sendable {
     public func crashAndRestart() throws {
         terminate(signal: SIGKILL)
         try launch()
+    }
+
+    /// ``restart()`` on a thread of its own, for a test's task (see ``start(verifiesChecksums:)``).
+    public func restartOffThePool() async throws {
+        try await Self.onItsOwnThread { try self.restart() }
+    }
+
+    /// ``crashAndRestart()`` on a thread of its own, for a test's task.
+    public func crashAndRestartOffThePool() async throws {
+        try await Self.onItsOwnThread { try self.crashAndRestart() }
+    }
+
+    private static func onItsOwnThread(_ work: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
     }
 
     /// Stops the server and removes its data directory and log. Calling it again does

@@ -5,8 +5,11 @@ import Foundation
 import Synchronization
 import Testing
 
+/// Each test runs once per transport: the package's own client (`http:`) and URLSession.
 @Suite struct StreamedUploadTests {
-    @Test func putsABlobInputStreamByteIdentical() async throws {
+    static let transports: [Transport] = [.automatic, .urlSession]
+
+    @Test(arguments: Self.transports) func putsABlobInputStreamByteIdentical(transport: Transport) async throws {
         try TestServers.requireNginx()
         let size = 3 * 1024 * 1024 + 17
         let path = try makeRandomFile(size: size)
@@ -15,7 +18,7 @@ import Testing
         let stored = TestServers.uploadRoot + "/" + name
         defer { TempFiles.remove(stored) }
         let seen = EventLog<TransferProgress>()
-        let response = try await StreamedUploader().upload(
+        let response = try await StreamedUploader(transport: transport).upload(
             BlobInputStream(fileAtPath: path), to: TestServers.uploadURL.appendingPathComponent(name),
             expectedLength: Int64(size)) { seen.append($0) }
         #expect((200..<300).contains(response.statusCode))
@@ -24,14 +27,14 @@ import Testing
         #expect(seen.all.last == TransferProgress(completedBytes: Int64(size), totalBytes: Int64(size)))
     }
 
-    @Test func refusesA307ThatWouldResendTheBody() async throws {
+    @Test(arguments: Self.transports) func refusesA307ThatWouldResendTheBody(transport: Transport) async throws {
         try TestServers.requireNginx()
         let path = try makeRandomFile(size: 256 * 1024)
         defer { TempFiles.remove(path) }
         let name = "redirected-\(UUID().uuidString).bin"
         let target = TestServers.redirectPutURL.appendingPathComponent(name)
         await #expect {
-            _ = try await StreamedUploader().upload(BlobInputStream(fileAtPath: path), to: target)
+            _ = try await StreamedUploader(transport: transport).upload(BlobInputStream(fileAtPath: path), to: target)
         } throws: { error in
             guard case .redirectRefused(let method, let url, let status, let location)? = error as? BlobUploadError else {
                 return false
@@ -43,20 +46,20 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: TestServers.uploadRoot + "/" + name))
     }
 
-    @Test func reportsAMissingFileAsASourceError() async throws {
+    @Test(arguments: Self.transports) func reportsAMissingFileAsASourceError(transport: Transport) async throws {
         try TestServers.requireNginx()
         let target = TestServers.uploadURL.appendingPathComponent("missing-\(UUID().uuidString).bin")
         await #expect(throws: BlobUploadError.source(.notFound(resource: "/nonexistent/blob.bin"))) {
-            _ = try await StreamedUploader().upload(BlobInputStream(fileAtPath: "/nonexistent/blob.bin"), to: target)
+            _ = try await StreamedUploader(transport: transport).upload(BlobInputStream(fileAtPath: "/nonexistent/blob.bin"), to: target)
         }
     }
 
-    @Test func nonSuccessStatusIsATypedError() async throws {
+    @Test(arguments: Self.transports) func nonSuccessStatusIsATypedError(transport: Transport) async throws {
         try TestServers.requireNginx()
         // nginx allows PUT only under /upload/.
         let target = TestServers.nginxURL.appendingPathComponent("not-writable/blob.bin")
         await #expect {
-            _ = try await StreamedUploader().upload(InputStream(data: Data("hello".utf8)), to: target)
+            _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data("hello".utf8)), to: target)
         } throws: { error in
             guard case .httpStatus("PUT", target.absoluteString, let status, _)? = error as? BlobUploadError else {
                 return false
@@ -65,7 +68,7 @@ import Testing
         }
     }
 
-    @Test func cancellingUnblocksAStalledBodyRead() async throws {
+    @Test(arguments: Self.transports) func cancellingUnblocksAStalledBodyRead(transport: Transport) async throws {
         try TestServers.requireNginx()
         let name = "stalled-\(UUID().uuidString).bin"
         let target = TestServers.uploadURL.appendingPathComponent(name)
@@ -77,7 +80,7 @@ import Testing
             // The stalled read holds URLSession's queue, shared by the whole process, until
             // the cancellation closes the stream — or, should that fail, until this timeout.
             stream.readTimeout = 120
-            return try await StreamedUploader().upload(stream, to: target)
+            return try await StreamedUploader(transport: transport).upload(stream, to: target)
         }
         // Cancelled from a plain thread: while URLSession's shared queue is blocked, every
         // thread that creates a URLSession task (in any test running now) waits for it, and
@@ -91,7 +94,7 @@ import Testing
         // URLSession's shared queue is free again long before the read would have timed out:
         // another upload goes through. (Other tests running now may hold that queue for a
         // while too, hence the generous bound.)
-        let after = try await StreamedUploader().upload(InputStream(data: Data("ok".utf8)), to: target)
+        let after = try await StreamedUploader(transport: transport).upload(InputStream(data: Data("ok".utf8)), to: target)
         #expect((200..<300).contains(after.statusCode))
         let started = try #require(cancelled.withLock { $0 })
         #expect(Date().timeIntervalSince(started) < 60)
@@ -100,13 +103,13 @@ import Testing
     /// The server answers 201 after the request head and closes its side, long before the 8 MiB body
     /// was read: FoundationNetworking completes the task without an error, but the transfer
     /// must not be reported as a success.
-    @Test func anAnswerBeforeTheWholeBodyIsNoSuccess() async throws {
+    @Test(arguments: Self.transports) func anAnswerBeforeTheWholeBodyIsNoSuccess(transport: Transport) async throws {
         let size = 8 * 1024 * 1024
         let server = try ScriptedHTTPServer(connections: [[Self.earlyAnswer]], drainBeforeClosing: true)
         let target = URL(string: "http://127.0.0.1:\(server.port)/upload/early.bin")!
         await #expect {
             let stream = BlobInputStream(dataSource: MemoryDataSource(data: Data(repeating: 3, count: size)))
-            _ = try await StreamedUploader().upload(stream, to: target, expectedLength: Int64(size))
+            _ = try await StreamedUploader(transport: transport).upload(stream, to: target, expectedLength: Int64(size))
         } throws: { error in
             guard case .bodyIncomplete("PUT", target.absoluteString, let sent?, Int64(size)?)? = error as? BlobUploadError else {
                 return false
@@ -117,12 +120,12 @@ import Testing
 
     /// The same for a plain `InputStream`, which cannot tell how much was read: it is not at
     /// its end, and that is enough.
-    @Test func anAnswerBeforeTheWholePlainStreamIsNoSuccess() async throws {
+    @Test(arguments: Self.transports) func anAnswerBeforeTheWholePlainStreamIsNoSuccess(transport: Transport) async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.earlyAnswer]], drainBeforeClosing: true)
         let target = URL(string: "http://127.0.0.1:\(server.port)/upload/early.bin")!
         await #expect(throws: BlobUploadError.bodyIncomplete(
             method: "PUT", url: target.absoluteString, bytesSent: nil, expectedLength: nil)) {
-            _ = try await StreamedUploader().upload(InputStream(data: Data(repeating: 3, count: 8 << 20)), to: target)
+            _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data(repeating: 3, count: 8 << 20)), to: target)
         }
     }
 

@@ -14,7 +14,7 @@ import Testing
     func connectionsCutMidPatchAreRetriedFromTheServersOffset(transport: TusClient.Transport) async throws {
         // A server of its own: after a cut, tuspyserver may hold the upload's lock for up to
         // 30 s and stall other requests, which must not reach other tests.
-        let server = try TusServerProcess()
+        let server = try await TusServerProcess.start()
         defer { server.stop() }
         let chunk = 512 * 1024
         let size = 4 * chunk + 1000

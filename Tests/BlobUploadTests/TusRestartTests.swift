@@ -13,7 +13,7 @@ import Testing
 @Suite struct TusRestartTests {
     @Test(arguments: [TusClient.Transport.automatic, .urlSession])
     func survivesAServerRestartBetweenChunks(transport: TusClient.Transport) async throws {
-        let server = try TusServerProcess()
+        let server = try await TusServerProcess.start()
         defer { server.stop() }
         let chunk = 512 * 1024
         let size = 5 * chunk + 99
@@ -41,7 +41,7 @@ import Testing
     /// the offset the server acknowledged.
     @Test(arguments: [TusClient.Transport.automatic, .urlSession])
     func survivesAServerKilledMidPatch(transport: TusClient.Transport) async throws {
-        let server = try TusServerProcess()
+        let server = try await TusServerProcess.start()
         defer { server.stop() }
         let proxy = try FaultProxy(targetPort: server.port)
         defer { proxy.stop() }
@@ -54,7 +54,7 @@ import Testing
             while proxy.statistics.stalls == 0 {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
-            try server.crashAndRestart()
+            try await server.crashAndRestartOffThePool()
         }
         defer { killer.cancel() }
         let configuration = URLSessionConfiguration.ephemeral

@@ -6,16 +6,16 @@ import Testing
 
 /// `blobstream upload` and `blobstream put`, run as processes against the real servers.
 @Suite(.serialized) struct UploadCommandTests {
-    func blobstream(_ arguments: [String]) throws -> ToolProcess.Result {
-        try ToolProcess.run(ToolProcess.blobstream(), arguments)
+    func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
-    @Test func uploadPrintsTheURLFirstAndLastAndTheBytesArrive() throws {
+    @Test func uploadPrintsTheURLFirstAndLastAndTheBytesArrive() async throws {
         try TestServers.requireChecksumTus()
         let path = try makeRandomFile(size: 9_000_001, seed: 21)
         defer { TempFiles.remove(path) }
 
-        let result = try blobstream(["upload", "--chunk-size", "2000000", path, TestServers.checksumTusFilesURL.absoluteString])
+        let result = try await blobstream(["upload", "--chunk-size", "2000000", path, TestServers.checksumTusFilesURL.absoluteString])
 
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
@@ -30,7 +30,7 @@ import Testing
     @Test func resumeFromASecondProcessAfterSIGKILL() async throws {
         // A server of its own: a client killed mid-PATCH leaves tuspyserver holding the
         // upload's lock for up to 30 s, stalling its other requests meanwhile.
-        let server = try TusServerProcess()
+        let server = try await TusServerProcess.start()
         defer { server.stop() }
         let size = 200 << 20
         let path = try makeRandomFile(size: size, seed: 22)
@@ -54,7 +54,7 @@ import Testing
         #expect(offsetAfterKill < Int64(size), "the first process finished before it was killed: nothing left to resume")
 
         // The second process continues from the server's offset.
-        let second = try blobstream(["upload", "--resume", uploadURL.absoluteString, path, server.filesURL.absoluteString])
+        let second = try await blobstream(["upload", "--resume", uploadURL.absoluteString, path, server.filesURL.absoluteString])
 
         #expect(second.status == 0, "\(second.standardError)")
         let lines = second.standardOutput.split(separator: "\n").map(String.init)
@@ -63,7 +63,7 @@ import Testing
         #expect(try tusStoredCopyMatches(uploadURL, file: path, dataRoot: server.dataDirectory))
     }
 
-    @Test func putSendsTheFileAndRefusesARedirect() throws {
+    @Test func putSendsTheFileAndRefusesARedirect() async throws {
         try TestServers.requireNginx()
         let path = try makeRandomFile(size: 5_000_000, seed: 23)
         defer { TempFiles.remove(path) }
@@ -71,30 +71,30 @@ import Testing
         defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
         let target = TestServers.uploadURL.appendingPathComponent(name).absoluteString
 
-        let put = try blobstream(["put", path, target])
+        let put = try await blobstream(["put", path, target])
         #expect(put.status == 0, "\(put.standardError)")
         #expect(put.standardOutput == "201 \(target)\n")
         #expect(try TempFiles.sha256(ofFileAtPath: TestServers.uploadRoot + "/" + name) == TempFiles.sha256(ofFileAtPath: path))
 
-        let redirected = try blobstream(["put", path, TestServers.redirectPutURL.appendingPathComponent(name).absoluteString])
+        let redirected = try await blobstream(["put", path, TestServers.redirectPutURL.appendingPathComponent(name).absoluteString])
         #expect(redirected.status == 1)
         #expect(redirected.standardError.contains("307"))
 
-        let notHTTP = try blobstream(["put", path, "ftp://127.0.0.1/\(name)"])
+        let notHTTP = try await blobstream(["put", path, "ftp://127.0.0.1/\(name)"])
         #expect(notHTTP.status == 64)
         #expect(notHTTP.standardError.contains("ftp://127.0.0.1/\(name)"))
     }
 
-    @Test func failuresAreClear() throws {
+    @Test func failuresAreClear() async throws {
         try TestServers.requireTus()
-        let missing = try blobstream(["upload", "/nonexistent/blob", TestServers.tusFilesURL.absoluteString])
+        let missing = try await blobstream(["upload", "/nonexistent/blob", TestServers.tusFilesURL.absoluteString])
         #expect(missing.status == 1)
         #expect(missing.standardError.contains("/nonexistent/blob"))
 
-        let usage = try blobstream(["upload", "/nonexistent/blob"])
+        let usage = try await blobstream(["upload", "/nonexistent/blob"])
         #expect(usage.status == 64)
 
-        let gone = try blobstream(["upload", "--resume", TestServers.tusFilesURL.absoluteString + "0123456789abcdef0123456789abcdef",
+        let gone = try await blobstream(["upload", "--resume", TestServers.tusFilesURL.absoluteString + "0123456789abcdef0123456789abcdef",
                                    "/etc/hostname", TestServers.tusFilesURL.absoluteString])
         #expect(gone.status == 1)
         #expect(gone.standardError.contains("404") || gone.standardError.contains("gone"))
@@ -112,7 +112,7 @@ import Testing
         defer { TestServers.removeUploads([uploadURL]) }
         #expect(try await sendRawPatch(Data(count: 200_000), at: 0, to: uploadURL) == 204)
 
-        let result = try blobstream(["upload", "--resume", uploadURL.absoluteString, path, TestServers.tusFilesURL.absoluteString])
+        let result = try await blobstream(["upload", "--resume", uploadURL.absoluteString, path, TestServers.tusFilesURL.absoluteString])
 
         #expect(result.status == 1)
         #expect(result.standardError.contains("\(uploadURL): the source does not match this upload: the upload is 500000 "
@@ -123,18 +123,18 @@ import Testing
 
     /// A web server's error page never reaches the terminal, and an upload endpoint that is
     /// no tus server is named as such.
-    @Test func aWebServerIsReportedWithoutItsErrorPage() throws {
+    @Test func aWebServerIsReportedWithoutItsErrorPage() async throws {
         try TestServers.requireNginx()
         let path = try makeRandomFile(size: 1000, seed: 25)
         defer { TempFiles.remove(path) }
 
-        let upload = try blobstream(["upload", path, TestServers.nginxURL.absoluteString])
+        let upload = try await blobstream(["upload", path, TestServers.nginxURL.absoluteString])
         #expect(upload.status == 1)
         #expect(upload.standardError.contains("POST \(TestServers.nginxURL): HTTP 403 Forbidden: \(TestServers.nginxURL) "
             + "does not answer like a tus server"), "\(upload.standardError)")
 
         let target = TestServers.nginxURL.appendingPathComponent("not-here-\(UUID().uuidString).bin").absoluteString
-        let put = try blobstream(["put", path, target])
+        let put = try await blobstream(["put", path, target])
         #expect(put.status == 1)
         #expect(put.standardError.contains("PUT \(target): HTTP 405 Method Not Allowed"), "\(put.standardError)")
         for result in [upload, put] {

@@ -95,7 +95,8 @@ import Testing
     }
 
     /// The one composition that cannot work on Linux: a synchronous stream of a URLSession
-    /// download as the body of a URLSession upload. It fails at once instead of hanging.
+    /// download as the body of a URLSession upload. It fails at once instead of hanging. (Over
+    /// the package's own client, the body is read on a thread of its own: see the next test.)
     @Test func aStreamedPutOfAURLSessionDownloadFailsFast() async throws {
         try TestServers.requireNginx()
         let path = TestServers.wwwRoot + "/upload-deadlock-\(UUID().uuidString).bin"
@@ -107,11 +108,30 @@ import Testing
             url: try TestServers.nginxURL(forFileAtPath: path), configuration: .init(transport: .urlSession))
         // Had it waited, it would end in a timeout, not with this error.
         await #expect {
-            _ = try await StreamedUploader().upload(
+            _ = try await StreamedUploader(transport: .urlSession).upload(
                 BlobInputStream(dataSource: download), to: TestServers.uploadURL.appendingPathComponent(name))
         } throws: { error in
             guard case .source(.wouldDeadlock)? = error as? BlobUploadError else { return false }
             return true
         }
+    }
+
+    /// The same stream as the body of an `http:` upload over the package's own client, which
+    /// reads it on a thread of its own, not on URLSession's queue: it goes through whole.
+    @Test func aStreamedPutOfAURLSessionDownloadOverTheOwnClientGoesThrough() async throws {
+        try TestServers.requireNginx()
+        let path = TestServers.wwwRoot + "/upload-own-client-\(UUID().uuidString).bin"
+        try TempFiles.writeRandomFile(atPath: path, size: 1_000_000, seed: 36)
+        defer { TempFiles.remove(path) }
+        let name = "own-client-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let download = HTTPDataSource(
+            url: try TestServers.nginxURL(forFileAtPath: path), configuration: .init(transport: .urlSession))
+        let response = try await StreamedUploader(transport: .automatic).upload(
+            BlobInputStream(dataSource: download), to: TestServers.uploadURL.appendingPathComponent(name),
+            expectedLength: 1_000_000)
+        #expect(response.bytesSent == 1_000_000)
+        #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: path))
     }
 }

@@ -77,3 +77,21 @@ import Testing
         #expect(FileDescriptor.open("/nonexistent/blobstream", O_RDONLY | O_CLOEXEC).map { _ in 0 } == .failure(Errno(ENOENT)))
     }
 }
+
+/// The calls the command line makes through this layer.
+@Suite struct CommandLineCallsTests {
+    @Test func aPipeIsNoTerminalAndHasNoColumns() throws {
+        let (read, write) = try FileDescriptor.pipe().get()
+        #expect(!read.isTerminal)
+        #expect(write.terminalColumns == nil)
+    }
+
+    @Test func aFIFOIsReadOnceAndARegularFileIsNot() throws {
+        let path = "/tmp/systemcalls-fifo-\(getpid())-\(Int.random(in: 0..<1_000_000))"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        #expect(try FileSystem.status(atPath: path).get().isReadOnce)
+        #expect(try FileSystem.status(atPath: "/dev/null").get().isReadOnce)
+        #expect(try !FileSystem.status(atPath: "/etc/hostname").get().isReadOnce)
+    }
+}

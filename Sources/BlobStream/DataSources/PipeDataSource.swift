@@ -12,8 +12,10 @@ import Synchronization
 /// Streams what arrives on a pipe, a FIFO, a socket, a terminal or standard input: data with
 /// no known length that can be read once, from its first byte to its last, and never again.
 ///
-/// Reads never wait: a read finds out with a zero-timeout `poll` whether bytes (or the end)
-/// are there, and otherwise answers ``BlobSourceReadResult/wouldBlock`` and watches the
+/// Reads never wait: a non-blocking descriptor (one this source opened, or an inherited one
+/// with `O_NONBLOCK`) is read at once, and EAGAIN means nothing is there yet; an inherited
+/// blocking one is first asked with a zero-timeout `poll` whether bytes (or the end) are there.
+/// Either way, when nothing is there, a read answers ``BlobSourceReadResult/wouldBlock`` and watches the
 /// descriptor from a background queue until it is readable. The data ends when every writer
 /// has closed its end, which is why the description's length is `nil` and an end of data is
 /// never an error here.
@@ -47,7 +49,15 @@ public final class PipeDataSource: BlobDataSource {
         var waiter: (@Sendable () -> Void)?
         var hasBeenOpened = false
         var reachedEnd = false
+        /// Whether a read of the descriptor never waits (`O_NONBLOCK`): it is then tried at
+        /// once, and EAGAIN says what a `poll` would have said.
+        var readsWithoutWaiting = false
+        /// How many reads asked `poll` first, for the tests.
+        var readinessPolls = 0
     }
+
+    /// How many reads asked `poll` whether the input was readable before reading it.
+    var readinessPolls: Int { state.withLock { $0.readinessPolls } }
 
     /// A source for the FIFO, socket or device at `path` (`/dev/stdin` too). Opening never waits
     /// for a writer: a FIFO without one simply has no bytes yet.
@@ -104,9 +114,11 @@ public final class PipeDataSource: BlobDataSource {
         }
         switch FileDescriptor.pipe() {
         case .success(let wake):
+            let nonBlocking = descriptor.isNonBlocking == true
             state.withLock { state in
                 state.descriptor = descriptor
                 state.wake = wake
+                state.readsWithoutWaiting = nonBlocking
             }
         case .failure(let error):
             return .failure(.system(resource: resourceName, operation: "pipe", offset: nil, errno: error.rawValue))
@@ -122,7 +134,9 @@ public final class PipeDataSource: BlobDataSource {
         at offset: Int64,
         whenReadable: @escaping @Sendable () -> Void
     ) -> BlobSourceReadResult {
-        let (descriptor, next, ended) = state.withLock { ($0.descriptor, $0.next, $0.reachedEnd) }
+        let (descriptor, next, ended, readsWithoutWaiting) = state.withLock {
+            ($0.descriptor, $0.next, $0.reachedEnd, $0.readsWithoutWaiting)
+        }
         guard let descriptor else { return .failed(.notOpen) }
         guard offset == next else {
             return .failed(.sourceFailed(
@@ -130,12 +144,20 @@ public final class PipeDataSource: BlobDataSource {
                 reason: "a pipe is read once and in order: offset \(offset) was asked, but the next byte is at offset \(next)"))
         }
         if ended { return .end }
-        // A failed poll counts as readable: the read then reports the error.
-        if case .success(let readiness) = descriptor.poll(for: .readable, milliseconds: 0), !readiness.isReady {
-            watch(descriptor, whenReadable)
-            return .wouldBlock
+        // An inherited descriptor may block: ask first whether a read would wait. A failed poll
+        // counts as readable: the read then reports the error.
+        if !readsWithoutWaiting {
+            state.withLock { $0.readinessPolls += 1 }
+            if case .success(let readiness) = descriptor.poll(for: .readable, milliseconds: 0), !readiness.isReady {
+                watch(descriptor, whenReadable)
+                return .wouldBlock
+            }
         }
         switch descriptor.read(into: buffer) {
+        case .success(0) where readsWithoutWaiting && !hasHungUp(descriptor):
+            // A FIFO that no writer has opened yet reads as its end; only a hang-up is one.
+            watch(descriptor, whenReadable)
+            return .wouldBlock
         case .success(0):
             state.withLock { $0.reachedEnd = true }
             return .end
@@ -148,6 +170,14 @@ public final class PipeDataSource: BlobDataSource {
         case .failure(let error):
             return .failed(.system(resource: resourceName, operation: "read", offset: offset, errno: error.rawValue))
         }
+    }
+
+    /// Whether `descriptor`'s writers have all gone (or it failed), as `poll` tells: unlike a
+    /// `read` of 0, which a FIFO without a writer yet gives as well.
+    private func hasHungUp(_ descriptor: FileDescriptor) -> Bool {
+        state.withLock { $0.readinessPolls += 1 }
+        guard case .success(let readiness) = descriptor.poll(for: .readable, milliseconds: 0) else { return true }
+        return readiness.isReady
     }
 
     /// Stops watching (dropping the pending `whenReadable` uncalled) and closes the descriptor

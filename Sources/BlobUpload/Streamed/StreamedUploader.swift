@@ -31,28 +31,44 @@ public struct HTTPUploadResponse: Sendable {
 /// server that needs `Content-Length`, upload in bounded chunks with ``TusClient`` instead.
 ///
 /// ## How the stream is read
-/// URLSession opens the stream itself and reads it, 64 KiB at a time, on one serial queue it
-/// shares with every URLSession in the process: while a read waits, no URLSession of the
-/// process makes progress. A read that waits for a URLSession download in this process (a
+/// To an `http:` URL (with ``Transport/automatic``), the package's own HTTP/1.1 client opens
+/// the stream and reads it, 1 MiB at a time, on a thread of its own, each read one chunk sent
+/// straight from its buffer; the last chunk goes out only once the stream ended without an
+/// error (and at `expectedLength`, when given), so a failed or short stream never leaves the
+/// server a body that looks whole.
+///
+/// Otherwise URLSession opens the stream itself and reads it, 64 KiB at a time, on one serial
+/// queue it shares with every URLSession in the process: while a read waits, no URLSession of
+/// the process makes progress. A read that waits for a URLSession download in this process (a
 /// stream of an `https:` source) could therefore never finish: such a ``BlobInputStream``
 /// fails at once with ``BlobStreamError/wouldDeadlock(resource:reason:)`` rather than hanging.
 /// Upload remote blobs with ``TusClient``, which fills each chunk before its request starts.
 ///
 /// ## Redirects
-/// FoundationNetworking would follow a 307/308 by re-sending an *empty* body. Redirects are
+/// FoundationNetworking would follow a 307/308 by re-sending an *empty* body, and a stream
+/// cannot be read twice. Redirects are
 /// therefore refused with ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
 /// whatever their target: the body and the header fields (credentials among them) go to
 /// `url` and nowhere else.
 ///
 /// Thread-safe; one uploader can run many uploads at once.
 public final class StreamedUploader: Sendable {
-    private let transport: HTTPTransport
+    /// How requests travel: `http:` over the package's own client, or everything through URLSession.
+    public let transport: Transport
+    private let urlSession: HTTPTransport
+    private let socket: SocketHTTPTransport
 
     /// Creates an uploader with its own URLSession.
-    /// - Parameter configuration: The session configuration, or `nil` for an ephemeral one
-    ///   without caches or cookies and a 30 s idle timeout.
-    public init(configuration: URLSessionConfiguration? = nil) {
-        transport = HTTPTransport(configuration: configuration ?? HTTPTransport.defaultConfiguration())
+    /// - Parameters:
+    ///   - configuration: The session configuration, or `nil` for an ephemeral one without
+    ///     caches or cookies and a 30 s idle timeout. Its `timeoutIntervalForRequest` is also
+    ///     the idle timeout of the `http:` connections.
+    ///   - transport: How requests travel; ``Transport/automatic`` by default.
+    public init(configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic) {
+        let configuration = configuration ?? HTTPTransport.defaultConfiguration()
+        self.transport = transport
+        urlSession = HTTPTransport(configuration: configuration)
+        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest)
     }
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.
@@ -91,9 +107,7 @@ public final class StreamedUploader: Sendable {
         expectedLength: Int64? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        try HeaderFieldCheck.apply(headers, to: &request)
+        let head = try HeaderFieldCheck.head(method: method, url: url, fields: headers)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
             probe.startReporting { progress(TransferProgress(completedBytes: $0, totalBytes: expectedLength)) }
@@ -101,7 +115,11 @@ public final class StreamedUploader: Sendable {
         defer { ticker?.cancel() }
         let reply: HTTPReply
         do {
-            reply = try await transport.send(request, body: .stream(body))
+            if transport == .automatic, url.scheme?.lowercased() == "http" {
+                reply = try await socket.send(head, streaming: body, expectedLength: expectedLength)
+            } else {
+                reply = try await urlSession.send(URLRequest(head), body: .stream(body))
+            }
         } catch .cancelled {
             throw .cancelled
         } catch {

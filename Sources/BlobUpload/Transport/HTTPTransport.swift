@@ -13,7 +13,13 @@ struct HTTPReply: Sendable {
     var statusCode: Int
     /// Header fields with lowercased names.
     var headers: [String: String]
+    /// The body's first ``maxKeptBody`` bytes.
     var body: Data
+
+    /// Answer bodies are kept up to this size on every transport: tus answers are empty, a
+    /// PUT's answer and error pages short, and a server must not decide how much memory a
+    /// client holds.
+    static let maxKeptBody = 1 << 20
 
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 
@@ -235,8 +241,11 @@ private final class PendingCall: Sendable {
                 headers[name.lowercased()] = value
             }
         }
+        // FoundationNetworking has collected the whole body by now; the reply keeps what the
+        // socket transport keeps, so the body outlives the call no larger on either transport.
         return .success(HTTPReply(
-            method: method, url: url, statusCode: response.statusCode, headers: headers, body: data ?? Data()))
+            method: method, url: url, statusCode: response.statusCode, headers: headers,
+            body: Data((data ?? Data()).prefix(HTTPReply.maxKeptBody))))
     }
 }
 

@@ -4,42 +4,55 @@ import FoundationNetworking
 #endif
 internal import HTTP1
 
-/// Caller-supplied header fields, checked by the package's one field check
-/// (``HTTPFieldCheck``) before any transport sees them. The socket transport writes names and
-/// values verbatim; FoundationNetworking's `URLRequest.setValue` silently drops a value with a
-/// line break instead, which would lose, say, an `Authorization` field without a word: fields
-/// are checked before either.
+/// A request's caller-supplied header fields, checked once, by HTTP1's one field check
+/// (``HTTPRequestHead/init(method:url:checking:setting:)``), before either transport sees
+/// them: the socket transport writes the checked head verbatim, and the URLSession transport
+/// gets a `URLRequest` made from it (``Foundation/URLRequest/init(_:)``) — FoundationNetworking's
+/// `URLRequest.setValue` would silently drop a value with a line break, losing, say, an
+/// `Authorization` field without a word.
 enum HeaderFieldCheck {
-    /// The first unusable field of `fields`, as the error to throw, or `nil` when all are usable.
-    static func problem(in fields: [String: String]) -> BlobUploadError? {
-        HTTPFieldCheck.firstProblem(in: fields).map { error(name: $0.name, problem: $0.problem) }
+    /// The head of a `method` request to `url` with the caller's `fields`, and `setting`
+    /// (protocol fields that replace a caller's of the same name).
+    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for the first unusable field.
+    static func head(
+        method: String, url: URL, fields: [String: String], setting: [(String, String)] = []
+    ) throws(BlobUploadError) -> HTTPRequestHead {
+        do {
+            return try HTTPRequestHead(method: method, url: url, checking: fields, setting: setting)
+        } catch {
+            throw Self.error(error)
+        }
     }
 
-    /// The error for the field `name` with `problem`.
+    /// The head of `request`, whose fields were set without a check (`URLRequest` keeps a
+    /// name that is not a token), checked now.
+    static func requestHead(of request: URLRequest) throws(BlobUploadError) -> HTTPRequestHead {
+        try head(method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
+                 fields: request.allHTTPHeaderFields ?? [:])
+    }
+
+    /// The error for an unusable field.
+    static func error(_ failure: HTTPFieldCheck.Failure) -> BlobUploadError {
+        error(name: failure.name, problem: failure.problem)
+    }
+
+    /// The error for the field `name` with `problem` (for a head asked for its
+    /// ``HTTPRequestHead/fieldProblem``).
     static func error(name: String, problem: HTTPFieldCheck.Problem) -> BlobUploadError {
         switch problem {
         case .name: .invalidHeader(name: name, reason: "the name is not an HTTP token (no ':', spaces or control characters)")
         case .value: .invalidHeader(name: name, reason: "the value contains a line break or NUL")
         }
     }
+}
 
-    /// Sets `fields` on `request`, after checking them all.
-    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for the first unusable field;
-    ///   `request` is then unchanged.
-    static func apply(_ fields: [String: String], to request: inout URLRequest) throws(BlobUploadError) {
-        if let problem = problem(in: fields) {
-            throw problem
+extension URLRequest {
+    /// The request for URLSession of a checked `head`: its method, URL and fields.
+    init(_ head: HTTPRequestHead) {
+        self.init(url: head.url)
+        httpMethod = head.method
+        for (name, value) in head.fields {
+            setValue(value, forHTTPHeaderField: name)
         }
-        for (name, value) in fields {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
-    }
-
-    /// The socket transport's head for `request`, a `URLRequest` whose fields were checked with
-    /// ``apply(_:to:)`` (one case-insensitive set of fields, as URLSession would send them).
-    static func requestHead(of request: URLRequest) -> HTTPRequestHead {
-        HTTPRequestHead(
-            method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
-            fields: (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     }
 }

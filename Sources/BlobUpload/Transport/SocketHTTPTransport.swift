@@ -13,9 +13,11 @@ import Synchronization
 /// buffers already in memory, that costs several times the CPU of the Python client (see the
 /// benchmark); here a 4 MiB chunk is one `send` loop. `https:` still goes through URLSession.
 ///
-/// Redirects are not followed: a 3xx answer to a request with a body is
-/// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``, to one without a body
-/// it is returned as it is. Proxies from the environment are not used. One request at a time
+/// Redirects: a 3xx answer to a request with a body is
+/// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``; one without a body is
+/// followed within the request's origin, and one to another origin is
+/// ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, as on the URLSession
+/// transport. Proxies from the environment are not used. One request at a time
 /// runs per transport (tus requests of one upload are sequential anyway); ``send(_:body:)``
 /// returns only once the socket no longer touches `body`, even when cancelled.
 final class SocketHTTPTransport: Sendable {
@@ -24,17 +26,13 @@ final class SocketHTTPTransport: Sendable {
     private let queue = DispatchQueue(label: "BlobUpload.SocketHTTPTransport")
     private let idle = Mutex<(host: String, port: Int, connection: HTTP1Connection)?>(nil)
 
-    /// Answer bodies are kept up to this size; tus answers are empty, error pages short.
-    static let maxKeptBody = 1 << 20
-
     init(timeout: TimeInterval) {
         self.timeout = timeout
     }
 
-    /// Sends `head` with `body` (its `Content-Length` is set here) and reads the whole answer.
-    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field that
-    ///   cannot be written as it is (nothing is sent then),
-    ///   ``BlobUploadError/network(method:url:reason:code:)``,
+    /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
+    /// `body` (its `Content-Length` is set here) and reads the whole answer.
+    /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
     ///   ``BlobUploadError/protocolViolation(url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
@@ -52,16 +50,43 @@ final class SocketHTTPTransport: Sendable {
         return try result.get()
     }
 
+    /// The most redirects followed for one request, as many as URLSession follows.
+    static let maxRedirects = 16
+
+    /// Runs the request, following redirects of one without a body within its origin (the
+    /// URLSession transport's rule too): nothing is lost by asking again, and the caller's
+    /// header fields, credentials among them, stay with the origin the caller named.
     private func perform(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
+        var head = head
+        for _ in 0...Self.maxRedirects {
+            let reply: HTTPReply
+            switch performOnce(head, body: body, call: call) {
+            case .success(let answer): reply = answer
+            case .failure(let error): return .failure(error)
+            }
+            guard [301, 302, 303, 307, 308].contains(reply.statusCode), let location = reply.header("location") else {
+                return .success(reply)
+            }
+            guard let target = URL(string: location, relativeTo: head.url)?.absoluteURL else { return .success(reply) }
+            guard URLOrigin(target) == URLOrigin(head.url) else {
+                return .failure(.crossOriginRefused(method: head.method, url: target.absoluteString, allowedOrigin: "\(URLOrigin(head.url))"))
+            }
+            head.url = target
+            // See Other asks for the target with GET, as URLSession does.
+            if reply.statusCode == 303, head.method != "HEAD" { head.method = "GET" }
+        }
+        return .failure(.network(
+            method: head.method, url: head.url.absoluteString, reason: "more than \(Self.maxRedirects) redirects",
+            code: URLError.Code.httpTooManyRedirects.rawValue))
+    }
+
+    private func performOnce(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
         guard let (host, port) = head.endpoint else {
             return .failure(.network(
                 method: method, url: url.absoluteString, reason: "not an http: URL with a host",
                 code: URLError.Code.unsupportedURL.rawValue))
-        }
-        if let (name, problem) = head.fieldProblem {
-            return .failure(HeaderFieldCheck.error(name: name, problem: problem))
         }
         var head = head
         head.contentLength = body?.count
@@ -121,13 +146,13 @@ final class SocketHTTPTransport: Sendable {
             }
         } catch {
             guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) else {
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) else {
                 throw error
             }
             answer.reusable = false
             return answer
         }
-        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody)
+        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
     }
 
     /// The kept-alive connection to `host`:`port`, if there is one (taking it out of the pool).
@@ -141,7 +166,7 @@ final class SocketHTTPTransport: Sendable {
 
     /// The upload error for `error`, naming the method and URL; `connecting` says whether the
     /// failure may have been the connect (for its timeout's text).
-    private static func uploadError(_ error: HTTP1Error, method: String, url: URL, connecting: Bool) -> BlobUploadError {
+    static func uploadError(_ error: HTTP1Error, method: String, url: URL, connecting: Bool) -> BlobUploadError {
         let code: URLError.Code
         let reason: String
         switch error {
@@ -163,7 +188,7 @@ final class SocketHTTPTransport: Sendable {
 }
 
 /// The cancellation state of one request: which connection to interrupt.
-private final class SocketCall: Sendable {
+final class SocketCall: Sendable {
     private let state = Mutex<(cancelled: Bool, connection: HTTP1Connection?)>((false, nil))
 
     var isCancelled: Bool { state.withLock { $0.cancelled } }

@@ -227,16 +227,13 @@ public final class TusClient: Sendable {
         guard URLOrigin(url) == URLOrigin(endpoint) else {
             throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
         }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        try HeaderFieldCheck.apply(headers.merging(extra, uniquingKeysWith: { $1 }), to: &request)
-        if tusResumable {
-            request.setValue("1.0.0", forHTTPHeaderField: "Tus-Resumable")
-        }
+        let head = try HeaderFieldCheck.head(
+            method: method, url: url, fields: headers.merging(extra, uniquingKeysWith: { $1 }),
+            setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
         if usesSocket(for: url) {
-            return try await socket.send(HeaderFieldCheck.requestHead(of: request), body: body)
+            return try await socket.send(head, body: body)
         }
-        return try await urlSession.send(request, body: body.map(HTTPBody.data) ?? .none)
+        return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
     }
 
     private func usesSocket(for url: URL) -> Bool {

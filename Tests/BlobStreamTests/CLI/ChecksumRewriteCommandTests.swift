@@ -55,7 +55,7 @@ import Testing
 
     /// Runs one checksum and rewrites the file while the process is stopped mid-read; `nil` when
     /// the process could not be caught between its first and last read of the file.
-    static func checksumRewrittenMidRead(_ path: String) throws -> Outcome? {
+    static func checksumRewrittenMidRead(_ path: String) async throws -> Outcome? {
         let child = try ToolProcess.start(try ToolProcess.blobstream(), ["checksum", path])
         let pid = child.processIdentifier
         var caught = false
@@ -75,18 +75,18 @@ import Testing
             kill(pid, SIGCONT)
             break
         }
-        let result = child.finish()
+        let result = await child.finished()
         guard caught else { return nil }
         return Outcome(status: result.status, output: result.standardOutput, errors: result.standardError)
     }
 
-    @Test func aFileRewrittenWhileTheProcessReadsItFails() throws {
+    @Test func aFileRewrittenWhileTheProcessReadsItFails() async throws {
         let directory = try TempFiles.makeDirectory(prefix: "cli-rewrite")
         defer { TempFiles.remove(directory) }
         let path = directory + "/blob"
         for _ in 0..<5 {
             try Self.writePatternFile(path, seed: 0)
-            guard let outcome = try Self.checksumRewrittenMidRead(path) else { continue }
+            guard let outcome = try await Self.checksumRewrittenMidRead(path) else { continue }
             #expect(outcome.status == 1, "stdout: \(outcome.output)")
             #expect(outcome.output.isEmpty)
             #expect(outcome.errors.contains(path) && outcome.errors.contains("changed while being read"), "\(outcome.errors)")

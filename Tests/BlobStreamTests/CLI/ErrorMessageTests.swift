@@ -6,20 +6,20 @@ import Testing
 /// prefixed with the command, the status and its reason instead of an HTML page, and the same
 /// words for a server that is down whichever command met it.
 @Suite struct ErrorMessageTests {
-    func blobstream(_ arguments: [String]) throws -> ToolProcess.Result {
-        try ToolProcess.run(ToolProcess.blobstream(), arguments)
+    func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
-    @Test func anHTMLErrorPageIsReducedToItsStatus() throws {
+    @Test func anHTMLErrorPageIsReducedToItsStatus() async throws {
         try TestServers.requireNginx()
         // nginx answers PUT outside /upload/ with 405 and an HTML page.
-        let put = try blobstream(["put", "/etc/hostname", TestServers.nginxURL.absoluteString + "cli-not-allowed.bin"])
+        let put = try await blobstream(["put", "/etc/hostname", TestServers.nginxURL.absoluteString + "cli-not-allowed.bin"])
         #expect(put.status == 1)
         #expect(put.standardError == "blobstream put: /etc/hostname: PUT \(TestServers.nginxURL.absoluteString)cli-not-allowed.bin: "
             + "HTTP 405 Method Not Allowed\n")
     }
 
-    @Test func aPlainTextBodyShowsItsFirstLineOnly() throws {
+    @Test func aPlainTextBodyShowsItsFirstLineOnly() async throws {
         let server = try ScriptedHTTPServer { _ in
             ScriptedHTTPServer.response(
                 status: "403 Forbidden", fields: ["Content-Type": "text/plain"],
@@ -27,15 +27,15 @@ import Testing
         }
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)/blob"
-        let put = try blobstream(["put", "/etc/hostname", url])
+        let put = try await blobstream(["put", "/etc/hostname", url])
         #expect(put.status == 1)
         #expect(put.standardError == "blobstream put: /etc/hostname: PUT \(url): HTTP 403 Forbidden: quota exceeded for this bucket\n")
     }
 
-    @Test func anUploadEndpointThatIsNoTusServerIsNamedAsSuch() throws {
+    @Test func anUploadEndpointThatIsNoTusServerIsNamedAsSuch() async throws {
         try TestServers.requireNginx()
         for endpoint in [TestServers.uploadURL.absoluteString, TestServers.nginxURL.absoluteString] {
-            let result = try blobstream(["upload", "/etc/hostname", endpoint])
+            let result = try await blobstream(["upload", "/etc/hostname", endpoint])
             #expect(result.status == 1)
             #expect(result.standardError.contains("HTTP 403 Forbidden"), "\(result.standardError)")
             #expect(result.standardError.contains("\(endpoint) does not answer like a tus server"))
@@ -46,23 +46,23 @@ import Testing
 
     /// A web server that answers 200 to everything: its creation answer has no Tus-Resumable,
     /// and the message says what that likely means.
-    @Test func anEndpointThatAnswersEverythingWithOKIsNamedAsNoTusServer() throws {
+    @Test func anEndpointThatAnswersEverythingWithOKIsNamedAsNoTusServer() async throws {
         let server = try ScriptedHTTPServer { _ in ScriptedHTTPServer.response(status: "200 OK", body: Array("<html>hi</html>".utf8)) }
         defer { server.stop() }
         let endpoint = "http://127.0.0.1:\(server.port)/files/"
-        let result = try blobstream(["upload", "/etc/hostname", endpoint])
+        let result = try await blobstream(["upload", "/etc/hostname", endpoint])
         #expect(result.status == 1)
         #expect(result.standardError == "blobstream upload: /etc/hostname: POST \(endpoint): HTTP 200 OK: \(endpoint) does not "
             + "answer like a tus server (the answer has no Tus-Resumable header); is it the tus creation URL?\n")
     }
 
     /// Nothing listens on 127.0.0.1:1. Each command says so at once, in the same words.
-    @Test func aServerThatIsDownIsReportedOneWayByEveryCommand() throws {
+    @Test func aServerThatIsDownIsReportedOneWayByEveryCommand() async throws {
         let url = "http://127.0.0.1:1/files/"
         let expected = "cannot connect to 127.0.0.1:1 (\(url)): connection refused; is the server running?\n"
-        let upload = try blobstream(["upload", "/etc/hostname", url])
-        let put = try blobstream(["put", "/etc/hostname", url])
-        let checksum = try blobstream(["checksum", url])
+        let upload = try await blobstream(["upload", "/etc/hostname", url])
+        let put = try await blobstream(["put", "/etc/hostname", url])
+        let checksum = try await blobstream(["checksum", url])
         #expect(upload.standardError == "blobstream upload: /etc/hostname: " + expected, "a fresh upload fails at once, without retries")
         #expect(put.standardError == "blobstream put: /etc/hostname: " + expected)
         #expect(checksum.standardError == "blobstream checksum: " + expected)
@@ -71,11 +71,10 @@ import Testing
 
     /// A resumed upload keeps retrying a refused connection (the server may be restarting), and
     /// says at once that it does and for how long, prefixed like every other message.
-    @Test func aResumedUploadAnnouncesItsRetries() throws {
+    @Test func aResumedUploadAnnouncesItsRetries() async throws {
         let process = try CLIProcess(["upload", "--resume", "http://127.0.0.1:1/files/abc", "/etc/hostname", "http://127.0.0.1:1/files/"])
-        #expect(process.waitForStandardError(containing: "\n"))
-        process.send(SIGINT)
-        let result = process.wait()
+        #expect(await process.send(SIGINT, once: .init(handlesSignals: false, complained: "\n")).complained)
+        let result = await process.exited()
         let first = try #require(result.standardError.split(separator: "\n").first.map(String.init))
         #expect(first.hasPrefix("blobstream upload: retry 1 in "))
         #expect(first.contains("cannot connect to 127.0.0.1:1"))

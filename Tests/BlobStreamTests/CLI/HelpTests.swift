@@ -5,8 +5,8 @@ import Testing
 /// `--help`, `-h` and `help` at every level print usage on standard output and exit 0; a
 /// group without its subcommand is a usage error that still shows the subcommands.
 @Suite struct HelpTests {
-    func blobstream(_ arguments: [String]) throws -> ToolProcess.Result {
-        try ToolProcess.run(ToolProcess.blobstream(), arguments)
+    func blobstream(_ arguments: [String]) async throws -> ToolProcess.Result {
+        try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
     static let helps: [([String], String)] = [
@@ -29,15 +29,15 @@ import Testing
     ]
 
     @Test(arguments: helps)
-    func everyHelpPrintsUsageAndExitsZero(arguments: [String], usage: String) throws {
-        let result = try blobstream(arguments)
+    func everyHelpPrintsUsageAndExitsZero(arguments: [String], usage: String) async throws {
+        let result = try await blobstream(arguments)
         #expect(result.status == 0, "\(arguments): \(result.standardError)")
         #expect(result.standardOutput.hasPrefix(usage), "\(arguments)")
         #expect(result.standardError.isEmpty)
     }
 
-    @Test func aGroupWithoutItsSubcommandIsAUsageErrorThatListsThem() throws {
-        let result = try blobstream(["asset"])
+    @Test func aGroupWithoutItsSubcommandIsAUsageErrorThatListsThem() async throws {
+        let result = try await blobstream(["asset"])
         #expect(result.status == 64)
         #expect(result.standardError.contains("asset import"))
         #expect(result.standardOutput.isEmpty)

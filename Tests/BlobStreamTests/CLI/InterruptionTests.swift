@@ -9,60 +9,57 @@ import Testing
 @Suite struct InterruptionTests {
     /// Starts `arguments`, waits until the command handles signals, sends `signal`, and
     /// returns how it ended.
-    func interrupt(_ arguments: [String], with signal: Int32, afterPrinting output: String? = nil) throws -> CLIProcess.Result {
+    func interrupt(_ arguments: [String], with signal: Int32, afterPrinting output: String? = nil) async throws -> CLIProcess.Result {
         let process = try CLIProcess(arguments)
-        #expect(process.waitUntilHandlingSignals(), "the command never set up its signal handling")
-        if let output {
-            // Otherwise the signal can arrive before the command reached the part under test.
-            #expect(process.waitForStandardOutput(containing: output), "the command never printed \(output)")
-        }
-        process.send(signal)
-        return process.wait()
+        // `output`: otherwise the signal can arrive before the command reached the part under test.
+        let ready = await process.send(signal, once: .init(printed: output))
+        #expect(ready.handlesSignals, "the command never set up its signal handling")
+        #expect(ready.printed, "the command never printed \(output ?? "")")
+        return await process.exited()
     }
 
     @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated (SIGTERM)")])
-    func uploadInterruptedBeforeTheUploadExistsSaysNothingWasCreated(signal: Int32, status: Int32, word: String) throws {
+    func uploadInterruptedBeforeTheUploadExistsSaysNothingWasCreated(signal: Int32, status: Int32, word: String) async throws {
         try TestServers.requireNginx()
-        let result = try interrupt(["upload", "/etc/hostname", TestServers.stallForeverURL().absoluteString], with: signal)
+        let result = try await interrupt(["upload", "/etc/hostname", TestServers.stallForeverURL().absoluteString], with: signal)
         #expect(result.status == status, "\(result.standardError)")
         #expect(result.standardOutput.isEmpty)
         #expect(result.standardError == "blobstream upload: /etc/hostname: upload \(word) before the server created an upload; nothing to resume\n")
     }
 
-    @Test func resumedUploadInterruptedNamesTheUploadToResume() throws {
+    @Test func resumedUploadInterruptedNamesTheUploadToResume() async throws {
         try TestServers.requireNginx()
         let uploadURL = TestServers.stallForeverURL().absoluteString + "/upload-id"
-        let result = try interrupt(["upload", "--resume", uploadURL, "/etc/hostname", TestServers.stallForeverURL().absoluteString],
+        let result = try await interrupt(["upload", "--resume", uploadURL, "/etc/hostname", TestServers.stallForeverURL().absoluteString],
                                    with: SIGTERM)
         #expect(result.status == 143)
         #expect(result.standardError.hasSuffix("upload terminated (SIGTERM); continue with --resume \(uploadURL)\n"))
     }
 
-    @Test func putInterruptedSaysSo() throws {
+    @Test func putInterruptedSaysSo() async throws {
         try TestServers.requireNginx()
-        let result = try interrupt(["put", "/etc/hostname", TestServers.stallForeverURL().absoluteString], with: SIGTERM)
+        let result = try await interrupt(["put", "/etc/hostname", TestServers.stallForeverURL().absoluteString], with: SIGTERM)
         #expect(result.status == 143)
         #expect(result.standardError == "blobstream put: /etc/hostname: PUT terminated (SIGTERM); the server has no complete copy\n")
     }
 
     @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated (SIGTERM)")])
-    func checksumInterruptedSaysSo(signal: Int32, status: Int32, word: String) throws {
+    func checksumInterruptedSaysSo(signal: Int32, status: Int32, word: String) async throws {
         try TestServers.requireNginx()
         let url = TestServers.stallURL(afterBytes: 100_000).absoluteString
         let hostname = try TempFiles.sha256(ofFileAtPath: "/etc/hostname")
-        let result = try interrupt(["checksum", "/etc/hostname", url, "/etc/hostname"], with: signal,
+        let result = try await interrupt(["checksum", "/etc/hostname", url, "/etc/hostname"], with: signal,
                                    afterPrinting: "\(hostname)  /etc/hostname\n")
         #expect(result.status == status)
         #expect(result.standardOutput == "\(hostname)  /etc/hostname\n", "the files after the interrupted one are not read")
         #expect(result.standardError == "blobstream checksum: \(url): \(word); no checksum printed for it\n")
     }
 
-    @Test func checksumOfStandardInputThatNeverEndsIsInterruptible() throws {
+    @Test func checksumOfStandardInputThatNeverEndsIsInterruptible() async throws {
         let process = try CLIProcess(["checksum", "-"])
-        process.write(Data("some bytes".utf8))
-        #expect(process.waitUntilHandlingSignals())
-        process.send(SIGINT)
-        let result = process.wait()
+        await process.feed(Data("some bytes".utf8))
+        #expect(await process.send(SIGINT, once: .init()).handlesSignals)
+        let result = await process.exited()
         #expect(result.status == 130)
         #expect(result.standardOutput.isEmpty)
         #expect(result.standardError == "blobstream checksum: -: interrupted; no checksum printed for it\n")

@@ -13,21 +13,21 @@ import Testing
         "\(try TempFiles.sha256(of: data))  \(name)\n"
     }
 
-    @Test func checksumOfStandardInputPrintsLikeSha256sum() throws {
-        let result = try CLIProcess.run(["checksum", "-"], standardInput: Self.bytes)
+    @Test func checksumOfStandardInputPrintsLikeSha256sum() async throws {
+        let result = try await CLIProcess.execute(["checksum", "-"], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes)))
         #expect(result.standardError.isEmpty)
 
-        let empty = try CLIProcess.run(["checksum", "-"], standardInput: Data())
+        let empty = try await CLIProcess.execute(["checksum", "-"], standardInput: Data())
         #expect(empty.standardOutput == (try sha256sum(Data())))
 
-        let md5 = try CLIProcess.run(["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
+        let md5 = try await CLIProcess.execute(["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
         #expect(md5.standardOutput == "900150983cd24fb0d6963f7d28e17f72  -\n")
     }
 
-    @Test func checksumOfDevStdinAndAFIFO() throws {
-        let viaDevice = try CLIProcess.run(["checksum", "/dev/stdin"], standardInput: Self.bytes)
+    @Test func checksumOfDevStdinAndAFIFO() async throws {
+        let viaDevice = try await CLIProcess.execute(["checksum", "/dev/stdin"], standardInput: Self.bytes)
         #expect(viaDevice.status == 0, "\(viaDevice.standardError)")
         #expect(viaDevice.standardOutput == (try sha256sum(Self.bytes, name: "/dev/stdin")))
 
@@ -44,18 +44,18 @@ import Testing
             try? handle?.close()
         }
         writer.start()
-        process.write(Data("stdin".utf8))
-        let result = process.wait()
+        await process.feed(Data("stdin".utf8))
+        let result = await process.exited()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes, name: fifo)) + (try sha256sum(Data("stdin".utf8))))
     }
 
-    @Test func standardInputIsReadOnceAndInOrder() throws {
-        let twice = try CLIProcess.run(["checksum", "-", "-"], standardInput: Data("x".utf8))
+    @Test func standardInputIsReadOnceAndInOrder() async throws {
+        let twice = try await CLIProcess.execute(["checksum", "-", "-"], standardInput: Data("x".utf8))
         #expect(twice.status == 64)
         #expect(twice.standardError.contains("standard input (-) can be read only once"))
 
-        let offset = try CLIProcess.run(["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
+        let offset = try await CLIProcess.execute(["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
         #expect(offset.status == 1)
         #expect(offset.standardOutput.isEmpty)
         #expect(offset.standardError.contains("-: a pipe is read once and in order: offset 5 was asked"))
@@ -63,9 +63,9 @@ import Testing
 
     /// A pipe's length is known only at its end: the tus upload defers it (creation-defer-length)
     /// and sends it with the last chunk.
-    @Test func aTusUploadOfStandardInputDefersItsLength() throws {
+    @Test func aTusUploadOfStandardInputDefersItsLength() async throws {
         try TestServers.requireTus()
-        let result = try CLIProcess.run(
+        let result = try await CLIProcess.execute(
             ["upload", "--chunk-size", "1M", "-", TestServers.tusFilesURL.absoluteString], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
@@ -77,7 +77,7 @@ import Testing
 
     /// A server without creation-defer-length cannot take a pipe, and the command says so,
     /// naming the server, before it reads anything.
-    @Test func aTusUploadOfAPipeNeedsDeferLengthAndSaysWhy() throws {
+    @Test func aTusUploadOfAPipeNeedsDeferLengthAndSaysWhy() async throws {
         let server = try ScriptedHTTPServer { _ in
             ScriptedHTTPServer.response(
                 status: "204 No Content",
@@ -85,7 +85,7 @@ import Testing
         }
         defer { server.stop() }
         let endpoint = "http://127.0.0.1:\(server.port)/files/"
-        let result = try CLIProcess.run(["upload", "-", endpoint], standardInput: Data("abc".utf8))
+        let result = try await CLIProcess.execute(["upload", "-", endpoint], standardInput: Data("abc".utf8))
         #expect(result.status == 1)
         #expect(result.standardError.contains(endpoint), "\(result.standardError)")
         #expect(result.standardError.contains("creation-defer-length"))
@@ -109,20 +109,20 @@ import Testing
         #expect(!result.standardError.contains("--resume"))
     }
 
-    @Test func aPipeCannotContinueAnUpload() throws {
-        let result = try CLIProcess.run(
+    @Test func aPipeCannotContinueAnUpload() async throws {
+        let result = try await CLIProcess.execute(
             ["upload", "--resume", "http://127.0.0.1:1/files/a", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("blobstream upload: standard input is read once, as it comes, so it cannot continue"))
     }
 
-    @Test func putSendsStandardInput() throws {
+    @Test func putSendsStandardInput() async throws {
         try TestServers.requireNginx()
         let name = "cli-put-stdin-\(UUID().uuidString).bin"
         let stored = TestServers.uploadRoot + "/" + name
         defer { TempFiles.remove(stored) }
         let target = TestServers.uploadURL.appendingPathComponent(name).absoluteString
-        let result = try CLIProcess.run(["put", "-", target], standardInput: Self.bytes)
+        let result = try await CLIProcess.execute(["put", "-", target], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == "201 \(target)\n")
         #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(of: Self.bytes))

@@ -53,15 +53,15 @@ enum ChecksumFixtures {
 
     /// Runs `executable` (looked up in PATH) with `arguments`, failing with a message naming the
     /// package to install when it is missing.
-    static func run(_ executable: String, _ arguments: [String], installHint: String) throws -> ToolResult {
+    static func run(_ executable: String, _ arguments: [String], installHint: String) async throws -> ToolResult {
         guard let path = which(executable) else {
             throw FixtureError("\(executable) is not installed; install it (\(installHint)) to run this test")
         }
-        return try runExecutable(URL(fileURLWithPath: path), arguments)
+        return try await runExecutable(URL(fileURLWithPath: path), arguments)
     }
 
-    static func runExecutable(_ url: URL, _ arguments: [String]) throws -> ToolResult {
-        try ToolProcess.run(url, arguments)
+    static func runExecutable(_ url: URL, _ arguments: [String]) async throws -> ToolResult {
+        try await ToolProcess.execute(url, arguments)
     }
 
     /// The first hex word a `*sum` tool prints.

@@ -22,17 +22,23 @@ import Testing
     ]
 
     @Test(arguments: tools.map(\.0))
-    func fileDigestsMatchTheStandardTool(algorithm: ChecksumAlgorithm) throws {
+    func fileDigestsMatchTheStandardTool(algorithm: ChecksumAlgorithm) async throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let command = Self.tools.first { $0.0 == algorithm }!.1
         for (index, size) in Self.sizes.enumerated() {
             let path = try ChecksumFixtures.writeFile(in: directory, name: "file-\(size)", count: size, seed: UInt64(index + 100))
-            let ours = try ChecksumCalculator(algorithm: algorithm).digest(of: BlobInputStream(fileAtPath: path))
-            let tool = try ChecksumFixtures.run(command[0], Array(command.dropFirst()) + [path],
+            // The synchronous digest: in an async function the async overload would be chosen.
+            let ours = try Self.synchronously { try ChecksumCalculator(algorithm: algorithm).digest(of: BlobInputStream(fileAtPath: path)) }
+            let tool = try await ChecksumFixtures.run(command[0], Array(command.dropFirst()) + [path],
                                                 installHint: "apt-get install coreutils python3")
             #expect(tool.status == 0, "\(command[0]) failed: \(tool.standardError)")
             #expect(ours.hex == ChecksumFixtures.firstWord(tool.standardOutput), "\(algorithm) of \(size) bytes")
         }
+    }
+
+    /// Runs `body` in a synchronous context, so that it calls the synchronous overloads.
+    private static func synchronously<T>(_ body: () throws -> T) rethrows -> T {
+        try body()
     }
 }

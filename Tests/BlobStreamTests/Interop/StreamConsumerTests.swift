@@ -67,8 +67,8 @@ import Testing
     /// override can reach that private stream, so the child process (`property-list-probe`, which
     /// does just that) dies of a trap. When Foundation changes, this test
     /// fails: then update the README's exception and this pin.
-    @Test func propertyListSerializationOfABlobInputStreamTrapsInLinuxFoundation() throws {
-        let child = try ToolProcess.run(
+    @Test func propertyListSerializationOfABlobInputStreamTrapsInLinuxFoundation() async throws {
+        let child = try await ToolProcess.execute(
             ToolProcess.builtExecutable("property-list-probe"), [], environment: ["SWIFT_BACKTRACE": "enable=no"])
         #expect(child.signal == SIGILL || child.signal == SIGTRAP, """
             PropertyListSerialization no longer traps on a BlobInputStream (status \(child.status), signal \

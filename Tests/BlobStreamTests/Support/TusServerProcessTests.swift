@@ -37,7 +37,7 @@ import Testing
 
     @Test func keepsUploadsAcrossRestartAndCrash() async throws {
         try TestServers.requireTus()
-        let server = try TusServerProcess(verifiesChecksums: true)
+        let server = try await TusServerProcess.start(verifiesChecksums: true)
         defer { server.stop() }
         let bytes = TempFiles.pseudoRandomBytes(count: 300_000, seed: 11)
         let metadata = "filename \(Data("blob.bin".utf8).base64EncodedString()),filetype \(Data("application/octet-stream".utf8).base64EncodedString())"
@@ -49,9 +49,9 @@ import Testing
         #expect(upload.port == Int(server.port))
         #expect(try await patch(upload, offset: 0, bytes[0..<100_000]) == 204)
 
-        try server.restart()
+        try await server.restartOffThePool()
         #expect(try await offset(upload) == "100000")
-        try server.crashAndRestart()
+        try await server.crashAndRestartOffThePool()
         #expect(try await offset(upload) == "100000")
 
         let wrong = "sha1 " + Data(repeating: 0, count: 20).base64EncodedString()

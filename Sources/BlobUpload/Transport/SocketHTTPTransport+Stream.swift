@@ -1,0 +1,194 @@
+import BlobStream
+import Foundation
+internal import HTTP1
+
+/// A stream body over the socket transport, for ``StreamedUploader``: read on a thread of its
+/// own, one chunk of the chunked transfer coding per read, each chunk one `send` straight from
+/// the buffer it was read into.
+///
+/// Why not URLSession: FoundationNetworking reads a stream body 64 KiB at a time on the one
+/// serial queue every URLSession of the process shares, and hands each piece to libcurl
+/// through dispatch sources and queue hops; here a 1 MiB read is one `pread` and one `send`.
+///
+/// Chunked, not `Content-Length`, even when the length is known: the server takes the body as
+/// complete only once the last chunk came, and that goes out only after the stream reported its
+/// end, without an error, at the expected length. A failing or short stream, or a cancelled
+/// upload, closes the connection before it: the server is never left with a short body that
+/// looks whole.
+extension SocketHTTPTransport {
+    /// The most body bytes read, and sent as one chunk, at once.
+    static let streamChunkSize = 1 << 20
+
+    /// Sends `head` with `body`, read to its end, as a chunked body, and reads the answer. The
+    /// stream must not be open; it is opened here and left open (at its end, or failed), so its
+    /// caller can tell how far it got. A 3xx answer is refused: the body cannot be sent again.
+    /// - Parameter expectedLength: When given, a stream that yields more or fewer bytes fails
+    ///   with ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` and the body
+    ///   is not completed.
+    /// - Throws: ``BlobUploadError/network(method:url:reason:code:)`` (also when the stream
+    ///   failed: the stream's own error tells why),
+    ///   ``BlobUploadError/protocolViolation(url:reason:)``,
+    ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
+    ///   ``BlobUploadError/source(_:)`` for another length than `expectedLength`,
+    ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
+    func send(_ head: HTTPRequestHead, streaming body: InputStream, expectedLength: Int64?) async throws(BlobUploadError) -> HTTPReply {
+        let call = SocketCall()
+        let stream = StreamBody(body)
+        let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // A thread of its own: a stream read may wait (a remote source), and uploads
+                // of one uploader run side by side.
+                let thread = Thread {
+                    continuation.resume(returning: self.performStreaming(head, body: stream, expectedLength: expectedLength, call: call))
+                }
+                thread.name = "BlobUpload streamed \(head.method)"
+                thread.start()
+            }
+        } onCancel: {
+            // Cancelled first, so a read that the close ends is never taken for the body's end.
+            call.cancel()
+            stream.interrupt()
+        }
+        return try result.get()
+    }
+
+    private func performStreaming(
+        _ head: HTTPRequestHead, body: StreamBody, expectedLength: Int64?, call: SocketCall
+    ) -> Result<HTTPReply, BlobUploadError> {
+        let (method, url) = (head.method, head.url)
+        guard let (host, port) = head.endpoint else {
+            return .failure(.network(
+                method: method, url: url.absoluteString, reason: "not an http: URL with a host",
+                code: URLError.Code.unsupportedURL.rawValue))
+        }
+        var head = head
+        head.contentLength = nil
+        head.isChunked = true
+        head.closeAfterAnswer = true
+        let connection = HTTP1Connection()
+        guard call.watch(connection) else { return .failure(.cancelled) }
+        do {
+            try connection.connect(host: host, port: port, wait: .after(timeout))
+        } catch {
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, method: method, url: url, connecting: true))
+        }
+        let wait = HTTP1Wait.silence(timeout)
+        do throws(BodyStop) {
+            try sendRequest(head.serialized(), body: body, on: connection, wait: wait, expectedLength: expectedLength, call: call)
+        } catch {
+            if call.isCancelled { return .failure(.cancelled) }
+            // A server may answer before it read the whole body (413, 401) and close the
+            // connection, which breaks the send: its answer says more than the broken pipe.
+            if error.mayHaveAnswer,
+               let early = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) {
+                return reply(to: early, method: method, url: url)
+            }
+            return .failure(error.error(method: method, url: url))
+        }
+        do {
+            return reply(to: try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody), method: method, url: url)
+        } catch {
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, method: method, url: url, connecting: false))
+        }
+    }
+
+    private func reply(to answer: HTTP1Answer, method: String, url: URL) -> Result<HTTPReply, BlobUploadError> {
+        let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
+                              headers: answer.head.fields, body: Data(answer.body))
+        if (300..<400).contains(reply.statusCode) {
+            let location = reply.header("location").flatMap { URL(string: $0, relativeTo: url)?.absoluteString }
+            return .failure(.redirectRefused(method: method, url: url.absoluteString, statusCode: reply.statusCode, location: location))
+        }
+        return .success(reply)
+    }
+
+    /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the
+    /// last chunk.
+    private func sendRequest(
+        _ head: [UInt8], body: StreamBody, on connection: HTTP1Connection, wait: HTTP1Wait, expectedLength: Int64?, call: SocketCall
+    ) throws(BodyStop) {
+        do {
+            try connection.send(head, wait: wait)
+        } catch {
+            throw .transfer(error)
+        }
+        let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
+        let payload = buffer.payload
+        var sent: Int64 = 0
+        let stream = body.stream
+        stream.open()
+        while true {
+            // An answer before the whole body went out (a 201, a 413) ends the request: the
+            // rest is not read, so the caller sees that the body was not sent to its end.
+            if sent > 0, connection.hasInput { throw .answeredEarly }
+            let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
+            if call.isCancelled { throw .transfer(.cancelled) }
+            if count < 0 || stream.streamStatus == .error { throw .streamFailed }
+            if count == 0 { break }
+            sent += Int64(count)
+            if let expectedLength, sent > expectedLength { throw .length(sent: sent, expected: expectedLength) }
+            do {
+                try connection.send(buffer.frame(count), wait: wait)
+            } catch {
+                throw .transfer(error)
+            }
+        }
+        if let expectedLength, sent != expectedLength { throw .length(sent: sent, expected: expectedLength) }
+        do {
+            try connection.send(HTTPChunkBuffer.lastChunk, wait: wait)
+        } catch {
+            throw .transfer(error)
+        }
+    }
+}
+
+/// Why a stream body stopped before its last chunk.
+private enum BodyStop: Error {
+    /// The connection failed or was cancelled.
+    case transfer(HTTP1Error)
+    /// The stream reported an error; the stream's own error says which.
+    case streamFailed
+    /// The stream yielded another length than expected.
+    case length(sent: Int64, expected: Int64)
+    /// The server began to answer (or closed) before the whole body was sent.
+    case answeredEarly
+
+    /// Whether the server may have answered: it broke the connection, or began an answer.
+    var mayHaveAnswer: Bool {
+        switch self {
+        case .transfer(.network), .answeredEarly: true
+        default: false
+        }
+    }
+
+    func error(method: String, url: URL) -> BlobUploadError {
+        switch self {
+        case .transfer(let error):
+            SocketHTTPTransport.uploadError(error, method: method, url: url, connecting: false)
+        case .streamFailed:
+            .network(method: method, url: url.absoluteString, reason: "the body stream failed; the body was not completed", code: nil)
+        case .answeredEarly:
+            .network(method: method, url: url.absoluteString, reason: "the server closed the connection before the whole body was sent", code: URLError.Code.networkConnectionLost.rawValue)
+        case .length(let sent, let expected):
+            .source(.unexpectedEnd(resource: "body of \(url.absoluteString)", offset: sent, expectedLength: expected))
+        }
+    }
+}
+
+/// The body stream, handed to the thread that reads it; only that thread reads it, and
+/// another thread only closes it to end a waiting read, when the stream allows that.
+private final class StreamBody: @unchecked Sendable {
+    let stream: InputStream
+
+    init(_ stream: InputStream) {
+        self.stream = stream
+    }
+
+    /// Ends a read that waits, for a cancelled upload: only a ``PositionedInputStream`` that
+    /// says it can be closed from any thread is; other streams promise no such thing.
+    func interrupt() {
+        if (stream as? any PositionedInputStream)?.closesFromAnyThread == true {
+            stream.close()
+        }
+    }
+}
