@@ -155,6 +155,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     let readerLock = NSLock()
     /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
     var cache = BlockCache(capacity: 0)
+    /// The blocks ``takeBlock()`` hands out come from here and return here; made at the first
+    /// take, with the block size fixed at open. Guarded by `lock`.
+    var chunkPool: ChunkBufferPool?
     /// Held while the stream closes its source (see `closeSource()`). Recursive: a source may
     /// complete a pending open from inside `close`, and that completion may close it again.
     let sourceCloseLock = NSRecursiveLock()

@@ -20,6 +20,9 @@ final class StreamEventDispatcher: @unchecked Sendable {
     private let targetCount = Atomic<Int>(0)
     private var runLoopTargets: [RunLoopTarget] = []
     private var queueTarget: QueueTarget?
+    /// Whether an observer is set, readable without the lock, like `targetCount`.
+    private let observed = Atomic<Bool>(false)
+    private var observer: (@Sendable () -> Void)?
     /// Called for each event, on the target's thread; decides whether it still reaches the
     /// delegate. Set once, by the stream's initialiser, before any event can be posted.
     var deliver: @Sendable (Stream.Event) -> Void = { _ in }
@@ -29,8 +32,25 @@ final class StreamEventDispatcher: @unchecked Sendable {
         targetCount.store(runLoopTargets.count + (queueTarget == nil ? 0 : 1), ordering: .releasing)
     }
 
+    /// Sets the one observer (`nil`: none), which hears of every event and of `close()` at once,
+    /// on the thread that posts it, possibly with the stream's lock held: it must only wake a
+    /// waiter (``BlobChunks``, the async `read`), never call the stream.
+    func observe(_ observer: (@Sendable () -> Void)?) {
+        lock.withLock {
+            self.observer = observer
+            observed.store(observer != nil, ordering: .releasing)
+        }
+    }
+
+    /// Tells the observer, if any, that the stream's state changed.
+    func notifyObserver() {
+        guard observed.load(ordering: .acquiring) else { return }
+        lock.withLock { observer }?()
+    }
+
     /// Queues `event` for every target.
     func post(_ event: Stream.Event) {
+        notifyObserver()
         // Called after every read: with no targets it costs one atomic load; with a drain
         // already scheduled everywhere, one lock and no allocation.
         guard targetCount.load(ordering: .acquiring) > 0 else { return }
