@@ -167,8 +167,14 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     /// The `whenReadable` callbacks handed to the source, made once rather than on every read.
     private(set) var signalReader: @Sendable () -> Void = {}
     private(set) var signalRefill: @Sendable () -> Void = {}
-    /// Where asynchronous refills run after a source calls back, off the source's own thread.
-    let workQueue = DispatchQueue(label: "BlobInputStream.refill")
+    /// Where asynchronous refills run after a source calls back, off the source's own thread:
+    /// serial per stream, but on the shared ``refillQueue``, so hundreds of streams share a
+    /// few threads instead of each serial queue getting an overcommitted thread of its own.
+    let workQueue = DispatchQueue(label: "BlobInputStream.refill", target: BlobInputStream.refillQueue)
+    /// The one concurrent queue every stream's work queue targets. A concurrent queue made by
+    /// the app runs on dispatch's non-overcommitting pool, whose threads are bounded by the
+    /// cores; refills never block (sources answer `wouldBlock` instead), so that bound is safe.
+    static let refillQueue = DispatchQueue(label: "BlobInputStream.refills", attributes: .concurrent)
     let dispatcher = StreamEventDispatcher()
 
     var configuredBlockSize: Int
