@@ -77,4 +77,11 @@ extension BlobInputStream {
     func observeChanges(_ observer: (@Sendable () -> Void)?) {
         dispatcher.observe(observer)
     }
+
+    /// For blob-bench: hears, just before each `hasBytesAvailable` reaches the delegate, how
+    /// many nanoseconds ago it was posted. Set before `open()`.
+    package var eventLatencyProbe: (@Sendable (UInt64) -> Void)? {
+        get { dispatcher.latencyProbe }
+        set { dispatcher.latencyProbe = newValue }
+    }
 }
