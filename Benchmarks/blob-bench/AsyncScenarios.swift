@@ -82,7 +82,11 @@ enum AsyncScenarios {
             let slice = size / Self.count
             let events = DispatchQueue(label: "blob-bench.256-events")
             let sampler = Sampler()
-            let readers = (0..<Self.count).map { _ in EventReader() }
+            // Their events are serial on one queue, so one buffer serves every reader: what is
+            // measured is the streams' memory, not the benchmark's.
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: CoreScenarios.readSize)
+            defer { buffer.deallocate() }
+            let readers = (0..<Self.count).map { _ in EventReader(buffer: buffer) }
             let streams = readers.enumerated().map { index, reader in
                 let length = index == Self.count - 1 ? size - slice * index : slice
                 let source = SliceDataSource(base: FileDataSource(path: path), start: Int64(slice * index), length: Int64(length))
@@ -118,11 +122,18 @@ private final class Shared<Value>: @unchecked Sendable {
 /// Reads 64 KiB on every `hasBytesAvailable`, on whatever thread or queue events arrive.
 private final class EventReader: NSObject, StreamDelegate, @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
-    private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: CoreScenarios.readSize)
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private let ownsBuffer: Bool
     private(set) var total = 0
     private(set) var error: Error?
 
-    deinit { buffer.deallocate() }
+    /// Reads into `buffer` (of ``CoreScenarios/readSize`` bytes), or into one of its own.
+    init(buffer: UnsafeMutablePointer<UInt8>? = nil) {
+        self.buffer = buffer ?? .allocate(capacity: CoreScenarios.readSize)
+        ownsBuffer = buffer == nil
+    }
+
+    deinit { if ownsBuffer { buffer.deallocate() } }
 
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
         let stream = aStream as! BlobInputStream

@@ -130,3 +130,15 @@ func eventuallyAsync(timeout: TimeInterval = 10, _ condition: () -> Bool) async 
     }
     return true
 }
+
+/// The byte-at-a-time convenience over the chunks.
+@Suite struct BlobBytesTests {
+    @Test func yieldsEveryByteInOrder() async throws {
+        let bytes = TempFiles.pseudoRandomBytes(count: 150_001, seed: 41)
+        var read: [UInt8] = []
+        for try await byte in BlobChunks(dataSource: MemoryDataSource(data: Data(bytes)), startOffset: 1, chunkSize: 4096).bytes {
+            read.append(byte)
+        }
+        #expect(read == Array(bytes[1...]))
+    }
+}
