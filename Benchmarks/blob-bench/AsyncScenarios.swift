@@ -195,7 +195,7 @@ private final class Sampler: @unchecked Sendable {
                 let (threads, resident) = Self.sample()
                 if threads > peakThreads.load(ordering: .relaxed) { peakThreads.store(threads, ordering: .relaxed) }
                 if resident > peakResident.load(ordering: .relaxed) { peakResident.store(resident, ordering: .relaxed) }
-                usleep(500)
+                usleep(2000)
             }
             finished.signal()
         }
@@ -210,13 +210,19 @@ private final class Sampler: @unchecked Sendable {
         return (peakThreads.load(ordering: .relaxed) - 1, max(0, peakResident.load(ordering: .relaxed) - residentBefore))
     }
 
+    /// Threads from `/proc/self/stat` (field 20) and resident pages from `/proc/self/statm`
+    /// (field 2): short files, cheap to parse, so sampling takes little from the streams.
     private static func sample() -> (threads: Int, resident: Int) {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
-        var threads = 0, resident = 0
-        for line in status.split(separator: "\n") {
-            let value = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } ?? 0
-            if line.hasPrefix("Threads:") { threads = value } else if line.hasPrefix("VmRSS:") { resident = value * 1024 }
+        func fields(_ path: String) -> [Substring] {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+            return text.split(separator: " ")
         }
-        return (threads, resident)
+        // The command name (field 2) is in parentheses and may hold spaces: count after it.
+        let stat = (try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8)) ?? ""
+        let afterName = stat.lastIndex(of: ")").map { stat[stat.index(after: $0)...].split(separator: " ") } ?? []
+        let threads = afterName.count > 17 ? Int(afterName[17]) ?? 0 : 0
+        let statm = fields("/proc/self/statm")
+        let pages = statm.count > 1 ? Int(statm[1]) ?? 0 : 0
+        return (threads, pages * Int(sysconf(Int32(_SC_PAGESIZE))))
     }
 }
