@@ -72,9 +72,9 @@ extension ChecksumCalculator {
         delivery: Delivery? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobStreamError) -> ChecksumDigest {
-        // Serial, but on the streams' shared queue: a private queue of the default kind would
+        // Serial, but on the streams' shared threads: a private queue of the default kind would
         // get an overcommitted thread of its own whenever many calculations run at once.
-        let target = delivery ?? .queue(DispatchQueue(label: "BlobStream.ChecksumCalculator", target: BlobInputStream.refillQueue))
+        let target = delivery ?? .queue(DispatchQueue(label: "BlobStream.ChecksumCalculator", target: SharedWorkQueues.next()))
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ChecksumDigest, BlobStreamError>, Never>) in
                 start(stream, delivery: target, progress: progress) { continuation.resume(returning: $0) }

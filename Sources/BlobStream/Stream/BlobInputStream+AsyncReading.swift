@@ -39,6 +39,7 @@ extension BlobInputStream {
             let error = blobError
             let mustWait = streamStatus == .opening || error?.isWouldBlock == true
             guard mustWait else { throw Task.isCancelled ? cancel() : error ?? .closed }
+            if runQueuedRefillHere() { continue }
             guard let waiting = signal else {
                 // First wait: listen from now on, and look once more before waiting, so a change
                 // between the read and the registration is not missed.

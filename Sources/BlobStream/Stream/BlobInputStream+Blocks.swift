@@ -61,6 +61,19 @@ extension BlobInputStream {
         return .chunk(BlobChunk(offset: offset, storage: storage))
     }
 
+    /// Runs the refill queued on the work queue here, if no thread has started it yet; returns
+    /// whether it did. A reader that would otherwise wait for it gets its bytes without a thread
+    /// switch. Lock not held.
+    func runQueuedRefillHere() -> Bool {
+        let mine = lock.withLock { () -> Bool in
+            guard state.queuedRefill != nil else { return false }
+            state.queuedRefill = nil
+            return true
+        }
+        if mine { refill() }
+        return mine
+    }
+
     /// The answer to a take that cannot proceed, or `nil` when it can. Lock held.
     private func blockTakeRefusal() -> BlockTake? {
         switch state.status {

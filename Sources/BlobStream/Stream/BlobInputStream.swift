@@ -168,13 +168,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     private(set) var signalReader: @Sendable () -> Void = {}
     private(set) var signalRefill: @Sendable () -> Void = {}
     /// Where asynchronous refills run after a source calls back, off the source's own thread:
-    /// serial per stream, but on the shared ``refillQueue``, so hundreds of streams share a
-    /// few threads instead of each serial queue getting an overcommitted thread of its own.
-    let workQueue = DispatchQueue(label: "BlobInputStream.refill", target: BlobInputStream.refillQueue)
-    /// The one concurrent queue every stream's work queue targets. A concurrent queue made by
-    /// the app runs on dispatch's non-overcommitting pool, whose threads are bounded by the
-    /// cores; refills never block (sources answer `wouldBlock` instead), so that bound is safe.
-    static let refillQueue = DispatchQueue(label: "BlobInputStream.refills", attributes: .concurrent)
+    /// serial per stream, on one of the few ``SharedWorkQueues``, so hundreds of streams share
+    /// a few threads instead of each getting one of its own.
+    let workQueue = DispatchQueue(label: "BlobInputStream.refill", target: SharedWorkQueues.next())
     let dispatcher = StreamEventDispatcher()
 
     var configuredBlockSize: Int

@@ -79,8 +79,9 @@ final class StreamEventDispatcher: @unchecked Sendable {
     private func drain(_ target: EventTarget) {
         let start = DispatchTime.now().uptimeNanoseconds
         var delivered = 0
-        while delivered % Self.eventsBetweenClockChecks != 0
-            || delivered == 0 || DispatchTime.now().uptimeNanoseconds - start < Self.drainBudgetNanoseconds {
+        while true {
+            if delivered > 0, delivered % Self.eventsBetweenClockChecks == 0,
+               DispatchTime.now().uptimeNanoseconds - start >= Self.drainBudgetNanoseconds { break }
             guard let (event, postedAt) = lock.withLock({ target.dequeue() }) else { return }
             if let latencyProbe, event == .hasBytesAvailable {
                 latencyProbe(DispatchTime.now().uptimeNanoseconds - postedAt)
