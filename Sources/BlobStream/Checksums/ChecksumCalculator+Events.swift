@@ -65,7 +65,8 @@ extension ChecksumCalculator {
     ///   - stream: The stream to hash.
     ///   - delivery: Where events arrive; when `nil`, a private serial queue on the threads
     ///     every stream shares (so many calculations at once do not cost a thread each).
-    ///   - progress: Called after every read with the bytes hashed so far.
+    ///   - progress: Called after every read with the bytes hashed so far; with no `delivery`,
+    ///     on a thread the library shares among streams, so it must not block.
     /// - Throws: As ``digest(of:progress:)``.
     public func digest(
         of stream: InputStream,
