@@ -60,7 +60,7 @@ import Testing
 }
 
 /// The threads that have read a source.
-private final class ThreadRecord: @unchecked Sendable {
+final class ThreadRecord: @unchecked Sendable {
     private let ids = Mutex<Set<pthread_t>>([])
 
     func note() {
@@ -72,7 +72,7 @@ private final class ThreadRecord: @unchecked Sendable {
 }
 
 /// A file source that notes the thread of every read.
-private final class ThreadRecordingSource: BlobDataSource {
+final class ThreadRecordingSource: BlobDataSource {
     let base: FileDataSource
     let record: ThreadRecord
 
