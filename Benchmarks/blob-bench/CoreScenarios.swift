@@ -7,21 +7,36 @@ enum CoreScenarios {
     static let readSize = 64 * 1024
 
     static func run(file: String, size: Int, runs: Int) throws -> [ScenarioResult] {
+        let runLoop = AsyncScenarios.RunLoopReading()
+        let many = AsyncScenarios.ManyStreams()
         let speeds = try Measurement.interleavedBestMBps(bytes: size, runs: runs, [
             { try preadLoop(file) },
             { drain(InputStream(fileAtPath: file)!) },
             { drain(BlobInputStream(fileAtPath: file)) },
             { try drainWithEvents(BlobInputStream(fileAtPath: file, mode: .asynchronous)) },
+            { try runLoop.read(file) },
+            { try AsyncScenarios.readChunks(file) },
+            { try many.read(file, size: size) },
         ])
-        let (baseline, foundation, synchronous, asynchronous) = (speeds[0], speeds[1], speeds[2], speeds[3])
-        func result(_ name: String, _ mbps: Double) -> ScenarioResult {
-            ScenarioResult(scenario: name, mbps: mbps, baseline: "pread-64k", ratio: mbps / baseline)
+        // The latency probe reads the clock twice per event: in a run of its own, untimed.
+        _ = try runLoop.read(file, probing: true)
+        let baseline = speeds[0]
+        func result(_ name: String, _ mbps: Double, extras: [String: Double] = [:]) -> ScenarioResult {
+            var result = ScenarioResult(scenario: name, mbps: mbps, baseline: "pread-64k", ratio: mbps / baseline)
+            result.extras = extras
+            return result
         }
         return [
             result("pread-64k", baseline),
-            result("foundation-inputstream-64k", foundation),
-            result("blobinputstream-sync-64k", synchronous),
-            result("blobinputstream-async-queue-64k", asynchronous),
+            result("foundation-inputstream-64k", speeds[1]),
+            result("blobinputstream-sync-64k", speeds[2]),
+            result("blobinputstream-async-queue-64k", speeds[3]),
+            result("blobinputstream-async-runloop-64k", speeds[4], extras: ["median_event_latency_us": runLoop.medianLatencyMicroseconds]),
+            result("blobchunks-1mib", speeds[5]),
+            result("scale-256-async-streams", speeds[6], extras: [
+                "peak_threads": Double(many.peakThreads),
+                "peak_rss_growth_mib": Double(many.peakResidentGrowth) / Double(1 << 20),
+            ]),
         ]
     }
 

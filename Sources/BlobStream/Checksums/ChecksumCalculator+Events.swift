@@ -63,15 +63,19 @@ extension ChecksumCalculator {
     /// Cancelling the task cancels the calculation.
     /// - Parameters:
     ///   - stream: The stream to hash.
-    ///   - delivery: Where events arrive; a private serial queue when `nil`.
-    ///   - progress: Called after every read with the bytes hashed so far.
+    ///   - delivery: Where events arrive; when `nil`, a private serial queue on the threads
+    ///     every stream shares (so many calculations at once do not cost a thread each).
+    ///   - progress: Called after every read with the bytes hashed so far; with no `delivery`,
+    ///     on a thread the library shares among streams, so it must not block.
     /// - Throws: As ``digest(of:progress:)``.
     public func digest(
         of stream: InputStream,
         delivery: Delivery? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobStreamError) -> ChecksumDigest {
-        let target = delivery ?? .queue(DispatchQueue(label: "BlobStream.ChecksumCalculator"))
+        // Serial, but on the streams' shared threads: a private queue of the default kind would
+        // get an overcommitted thread of its own whenever many calculations run at once.
+        let target = delivery ?? .queue(DispatchQueue(label: "BlobStream.ChecksumCalculator", target: SharedWorkQueues.next()))
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<ChecksumDigest, BlobStreamError>, Never>) in
                 start(stream, delivery: target, progress: progress) { continuation.resume(returning: $0) }

@@ -207,6 +207,7 @@ extension BlobInputStream {
         lock.broadcast()
         lock.unlock()
         dispatcher.removeAll()
+        dispatcher.notifyObserver()
         if closeNow { closeSource() }
         // Wait out an event being delivered right now, so none reaches the delegate after this.
         deliveryLock.lock()

@@ -134,10 +134,27 @@ extension BlobInputStream {
         return count
     }
 
-    /// Runs a refill on the stream's work queue, off whatever thread called back.
+    /// Runs a refill on the stream's work queue, off whatever thread called back; a reader that
+    /// finds the cache empty before the queue has started it runs it itself (see
+    /// ``takeBlock()``). Never called with the lock held.
     func scheduleRefill() {
+        let ticket = lock.withLock { () -> Int in
+            state.refillTickets &+= 1
+            state.queuedRefill = state.refillTickets
+            return state.refillTickets
+        }
         let stream = WeakReference(self)
-        workQueue.async { stream.object?.refill() }
+        workQueue.async { stream.object?.runQueuedRefill(ticket) }
+    }
+
+    /// Runs the refill queued with `ticket`, unless a reader took it over or a later one replaced it.
+    private func runQueuedRefill(_ ticket: Int) {
+        let mine = lock.withLock { () -> Bool in
+            guard state.queuedRefill == ticket else { return false }
+            state.queuedRefill = nil
+            return true
+        }
+        if mine { refill() }
     }
 
     /// Fills the empty cache from the source without waiting; `state.refillPending` is set.
@@ -253,7 +270,7 @@ extension BlobInputStream {
     }
 
     /// Accounts for `count` bytes handed to the consumer and announces what follows. Lock held.
-    private func consume(_ count: Int) -> Int {
+    func consume(_ count: Int) -> Int {
         state.offset += Int64(count)
         state.transientError = nil
         if cache.count == 0, let remaining = state.remaining, remaining <= 0 {

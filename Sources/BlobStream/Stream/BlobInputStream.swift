@@ -155,6 +155,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     let readerLock = NSLock()
     /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
     var cache = BlockCache(capacity: 0)
+    /// The blocks ``takeBlock()`` hands out come from here and return here; made at the first
+    /// take, with the block size fixed at open. Guarded by `lock`.
+    var chunkPool: ChunkBufferPool?
     /// Held while the stream closes its source (see `closeSource()`). Recursive: a source may
     /// complete a pending open from inside `close`, and that completion may close it again.
     let sourceCloseLock = NSRecursiveLock()
@@ -164,8 +167,10 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     /// The `whenReadable` callbacks handed to the source, made once rather than on every read.
     private(set) var signalReader: @Sendable () -> Void = {}
     private(set) var signalRefill: @Sendable () -> Void = {}
-    /// Where asynchronous refills run after a source calls back, off the source's own thread.
-    let workQueue = DispatchQueue(label: "BlobInputStream.refill")
+    /// Where asynchronous refills run after a source calls back, off the source's own thread:
+    /// serial per stream, on one of the few ``SharedWorkQueues``, so hundreds of streams share
+    /// a few threads instead of each getting one of its own.
+    let workQueue = DispatchQueue(label: "BlobInputStream.refill", target: SharedWorkQueues.next())
     let dispatcher = StreamEventDispatcher()
 
     var configuredBlockSize: Int

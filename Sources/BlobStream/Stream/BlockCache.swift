@@ -3,8 +3,8 @@
 /// The stream asks its source for a whole block at a time and serves small reads from here, so
 /// many small reads cost one source call. It refills only when every cached byte has been taken.
 struct BlockCache: ~Copyable {
-    /// The storage, allocated once per stream.
-    let storage: UnsafeMutableRawBufferPointer
+    /// The storage, allocated once per stream (and exchanged when ``BlobChunks`` takes a block).
+    private(set) var storage: UnsafeMutableRawBufferPointer
     /// Index of the first byte not yet taken.
     private(set) var start = 0
     /// Index one past the last cached byte.
@@ -41,6 +41,18 @@ struct BlockCache: ~Copyable {
             start += n
         }
         return n
+    }
+
+    /// Hands the whole storage over when it holds only untaken bytes from its start, and takes
+    /// `replacement` (of the same capacity) in its place: the caller owns the returned block,
+    /// whose first `count` bytes are the ones that were cached. Returns `nil` (and keeps
+    /// `replacement` untouched) when part of the block was already taken.
+    mutating func exchange(for replacement: UnsafeMutableRawBufferPointer) -> (block: UnsafeMutableRawBufferPointer, count: Int)? {
+        guard start == 0, end > 0, replacement.count == storage.count else { return nil }
+        let handed = (block: storage, count: end)
+        storage = replacement
+        end = 0
+        return handed
     }
 
     /// Forgets every cached byte (after a seek or a reopen).

@@ -31,6 +31,11 @@ final class StreamState {
     var blockSize = 0
     /// Asynchronous mode: a refill is running or waiting for the source.
     var refillPending = false
+    /// Asynchronous mode: the ticket of the refill queued on the work queue and not started yet,
+    /// which a reader that finds the cache empty may run itself instead of waiting for a thread.
+    var queuedRefill: Int?
+    /// The last ticket handed out.
+    var refillTickets = 0
     /// Asynchronous mode: the refill stopped at `wouldBlock` and waits for `whenReadable`.
     var awaitingSignal = false
     /// A reopen after invalidation has started and its completion has not arrived.

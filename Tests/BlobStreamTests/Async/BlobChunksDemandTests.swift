@@ -1,0 +1,45 @@
+import BlobStream
+import BlobTestSupport
+import Foundation
+import Testing
+
+/// ``BlobChunks`` reads on demand: one chunk ahead of the consumer at most, and without a
+/// thread per sequence.
+@Suite struct BlobChunksDemandTests {
+    @Test func aConsumerThatStopsAskingLeavesTheSourceAtMostOneChunkAhead() async throws {
+        let source = ProbeDataSource(bytes: TempFiles.pseudoRandomBytes(count: 1_000_000, seed: 51))
+        var iterator = BlobChunks(dataSource: source, chunkSize: 100_000).makeAsyncIterator()
+        let first = try await iterator.next()
+        #expect(first?.offset == 0)
+        // However long the consumer works on the first chunk, only the second is read meanwhile.
+        #expect(await eventuallyAsync { source.reads.count == 2 })
+        try await Task.sleep(nanoseconds: 50_000_000)
+        #expect(source.reads == [.read(offset: 0, capacity: 100_000), .read(offset: 100_000, capacity: 100_000)])
+        let second = try await iterator.next()
+        #expect(second?.offset == 100_000)
+        #expect(await eventuallyAsync { source.reads.count == 3 })
+    }
+
+    @Test func twoHundredFiftySixSequencesAtOnceShareAFewThreads() async throws {
+        let directory = try TempFiles.makeDirectory()
+        defer { TempFiles.remove(directory) }
+        let path = directory + "/blob.bin"
+        let size = 2 << 20
+        try TempFiles.writeRandomFile(atPath: path, size: size, seed: 52)
+        let threads = ThreadRecord()
+        let totals = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<256 {
+                group.addTask {
+                    let source = ThreadRecordingSource(base: FileDataSource(path: path), record: threads)
+                    var total = 0
+                    for try await chunk in BlobChunks(dataSource: source, chunkSize: 256 * 1024) { total += chunk.count }
+                    return total
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(totals.count == 256 && totals.allSatisfy { $0 == size })
+        // Sources are read by the tasks themselves or the library's few shared threads.
+        #expect(threads.count <= 32, "the sources were read on \(threads.count) threads")
+    }
+}
