@@ -60,6 +60,41 @@ import Testing
         #expect(server.requests.allSatisfy { $0.fields["if-range"] == nil || $0.fields["if-range"] == "\"v1\"" })
     }
 
+    @Test(arguments: transports)
+    func aRangeFromTheFirstByteAnswered416IsAnEmptyBlob(transport: HTTPDataSource.Transport) async throws {
+        // S3 (and moto) answer a range of an empty object with 416 and no Content-Range; a range
+        // from byte 0 is unsatisfiable only for an empty representation (RFC 9110 §14.1.1).
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "416 Requested Range Not Satisfiable", fields: ["Content-Type": "application/xml"],
+                                        body: Array("<Error><Code>InvalidRange</Code></Error>".utf8))
+        }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/empty")!
+        let (description, whole) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            return (try reader.open().get(), try reader.readToEnd().get())
+        }
+        #expect(description.length == 0)
+        #expect(whole.isEmpty)
+    }
+
+    @Test(arguments: transports)
+    func aRangeFromALaterByteAnswered416WithoutALengthStaysAnError(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "416 Requested Range Not Satisfiable", fields: [:])
+        }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        let opened = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(transport: transport))
+            defer { source.close() }
+            return try SourceReader(source: source).open(at: 10)
+        }
+        #expect(opened == .failure(.httpStatus(url: url.absoluteString, statusCode: 416)))
+    }
+
     @Test func conflictingContentLengthsAreRefusedNotReadUntilClose() async throws {
         // "Content-Length: 10, 20" must not fall back to reading until the connection closes,
         // which could pass a truncated body off as the whole blob.

@@ -45,10 +45,11 @@ struct SourceReader {
     /// The longest wait for one callback before the test fails.
     var timeout: TimeInterval = 60
 
-    func open() throws -> Result<BlobSourceDescription, BlobStreamError> {
+    /// Opens the source for a first read at `offset`.
+    func open(at offset: Int64 = 0) throws -> Result<BlobSourceDescription, BlobStreamError> {
         let done = DispatchSemaphore(value: 0)
         let box = Locked<Result<BlobSourceDescription, BlobStreamError>?>(nil)
-        source.open { result in
+        source.open(at: offset) { result in
             box.value = result
             done.signal()
         }

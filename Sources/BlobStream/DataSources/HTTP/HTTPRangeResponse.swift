@@ -29,6 +29,7 @@ struct HTTPRangeResponse: Equatable {
     ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)`` at the offset asked for;
     /// - a `416` ends the blob only if its `bytes */total` is exactly the offset asked for, the
     ///   known length if any, and the validators it names (it may name none) are the pinned ones;
+    ///   one to a range from byte 0 that names no length is an empty blob, under the same rules;
     ///   the source's first answer (nothing pinned yet) with a total before the offset asked
     ///   for is ``BlobStreamError/invalidOffset(resource:offset:length:)``.
     /// - Parameters:
@@ -90,6 +91,13 @@ struct HTTPRangeResponse: Equatable {
                 return .success(HTTPRangeResponse(
                     length: total, version: pinned ?? version, skip: 0,
                     bodyEnd: total, ignoresRange: false, isEndOfBlob: true))
+            }
+            if request.first == 0, head.unsatisfiedRangeTotal == nil {
+                // A range from byte 0 is unsatisfiable only for an empty representation (RFC
+                // 9110 §14.1.1), which S3 answers so without naming the length.
+                if let reason = lengthChange(to: 0) ?? pinned?.mismatch(withEndOf: version) { return changed(reason) }
+                return .success(HTTPRangeResponse(
+                    length: 0, version: pinned ?? version, skip: 0, bodyEnd: 0, ignoresRange: false, isEndOfBlob: true))
             }
             if pinned == nil, let total = head.unsatisfiedRangeTotal, total < request.first {
                 // The source's first answer: a reader that starts past the end (a stream
