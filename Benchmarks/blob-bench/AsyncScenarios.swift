@@ -124,7 +124,7 @@ private final class Shared<Value>: @unchecked Sendable {
 }
 
 /// Reads 64 KiB on every `hasBytesAvailable`, on whatever thread or queue events arrive.
-private final class EventReader: NSObject, StreamDelegate, @unchecked Sendable {
+final class EventReader: NSObject, StreamDelegate, @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
     private let buffer: UnsafeMutablePointer<UInt8>
     private let ownsBuffer: Bool

@@ -71,7 +71,7 @@ enum CoreScenarios {
 
     /// Reads an asynchronous stream from its delegate, on a dispatch queue.
     private static func drainWithEvents(_ stream: BlobInputStream) throws -> Int {
-        let reader = QueueReader()
+        let reader = EventReader()
         stream.delegate = reader
         stream.delegateQueue = DispatchQueue(label: "blob-bench.events")
         stream.open()
@@ -79,30 +79,5 @@ enum CoreScenarios {
         stream.close()
         if let error = reader.error { throw error }
         return reader.total
-    }
-}
-
-private final class QueueReader: NSObject, StreamDelegate, @unchecked Sendable {
-    let done = DispatchSemaphore(value: 0)
-    private let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: CoreScenarios.readSize)
-    private(set) var total = 0
-    private(set) var error: Error?
-
-    deinit { buffer.deallocate() }
-
-    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
-        let stream = aStream as! BlobInputStream
-        switch eventCode {
-        case .hasBytesAvailable:
-            let n = stream.read(buffer, maxLength: CoreScenarios.readSize)
-            if n > 0 { total += n }
-        case .endEncountered:
-            done.signal()
-        case .errorOccurred:
-            error = stream.blobError
-            done.signal()
-        default:
-            break
-        }
     }
 }
