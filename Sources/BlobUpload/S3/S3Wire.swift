@@ -66,6 +66,11 @@ final class S3Wire: Sendable {
             throw .invalidConfiguration(
                 name: "bucket", reason: "\"\(bucket)\" is not an S3 bucket name (3 to 63 lowercase letters, digits, '.', '-')")
         }
+        // An IPv6 literal names one host: no bucket can be put in front of it.
+        if host.contains(":"), configuration.addressing == .virtualHost {
+            throw .unsupportedEndpoint(
+                endpoint: endpoint.absoluteString, reason: "virtual-host addressing needs a host name, not an IPv6 address")
+        }
         self.bucket = bucket
         self.scheme = scheme
         self.host = host
@@ -73,11 +78,16 @@ final class S3Wire: Sendable {
         self.addressing = configuration.addressing
         self.timeout = configuration.timeout
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
+        guard URL(string: "\(scheme)://\(authority)/") != nil else {
+            throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "no request URL can be made of its host and port")
+        }
     }
 
-    /// `host[:port]` as sent in `Host` and signed (the default port left out).
-    private var authority: String {
-        let name = addressing == .virtualHost ? "\(bucket).\(host)" : host
+    /// `host[:port]` as sent in `Host` and signed (the default port left out; an IPv6 literal
+    /// in brackets, as the request head writes it).
+    var authority: String {
+        let literal = host.contains(":") ? "[\(host)]" : host
+        let name = addressing == .virtualHost ? "\(bucket).\(host)" : literal
         return port == 80 ? name : "\(name):\(port)"
     }
 
@@ -88,9 +98,14 @@ final class S3Wire: Sendable {
     }
 
     /// The URL of `call`, as sent.
-    func url(for call: S3Call) -> URL {
+    /// - Throws: ``S3Error/unsupportedEndpoint(endpoint:reason:)`` when none can be made.
+    func url(for call: S3Call) throws(S3Error) -> URL {
         let query = S3URLEncoding.canonicalQuery(call.query)
-        return URL(string: "\(scheme)://\(authority)\(path(for: call.key))" + (query.isEmpty ? "" : "?" + query))!
+        let text = "\(scheme)://\(authority)\(path(for: call.key))" + (query.isEmpty ? "" : "?" + query)
+        guard let url = URL(string: text) else {
+            throw .unsupportedEndpoint(endpoint: "\(scheme)://\(authority)", reason: "\(call.operation): \(text) is no URL")
+        }
+        return url
     }
 
     /// Signs and sends `call` with `body` (hashed as `payloadHash`), and reads the answer.
@@ -100,7 +115,7 @@ final class S3Wire: Sendable {
     func send(
         _ call: S3Call, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
     ) throws(S3Error) -> S3Answer {
-        var url = url(for: call)
+        var url = try url(for: call)
         let origin = URLOrigin(url)
         for _ in 0..<3 {
             let answer = try exchange(call, url: url, body: body, payloadHash: payloadHash, cancellation: cancellation)
