@@ -34,6 +34,9 @@ final class S3PartUploader: @unchecked Sendable {
     private var completed: [S3CompletedPart] = []
     private var completedBytes: Int64 = 0
     private var failure: S3Error?
+    /// A worker's interruption (`cancelled`), kept apart: it is the upload's error only when no
+    /// real one arrives, since a worker stopped by another's failure must not hide that failure.
+    private var interruption: S3Error?
     private(set) var partsKept = 0
     private(set) var bytesKept: Int64 = 0
 
@@ -70,7 +73,7 @@ final class S3PartUploader: @unchecked Sendable {
             thread.start()
         }
         group.wait()
-        if let failure { throw failure }
+        if let failure = failure ?? interruption { throw failure }
         if cancellation.isCancelled { throw .cancelled(uploadID: uploadID) }
         return completed.sorted { $0.number < $1.number }
     }
@@ -116,15 +119,25 @@ final class S3PartUploader: @unchecked Sendable {
         listed[part.number].flatMap { $0.size == Int64(part.size) ? $0 : nil }
     }
 
+    /// Records a worker's error and stops the others at once. The first real error wins over
+    /// any interruption, whichever arrives first.
     private func fail(_ error: S3Error) {
-        let first = lock.withLock { () -> Bool in
-            guard failure == nil else { return false }
-            if case .cancelled = error, cancellation.isCancelled { return false }
-            failure = error
-            return true
+        lock.withLock {
+            if Self.isInterruption(error) {
+                if interruption == nil { interruption = error }
+            } else if failure == nil {
+                failure = error
+            }
         }
-        // The other workers stop at once; their interruption is not the upload's error.
-        if first { cancellation.cancel() }
+        cancellation.cancel()
+    }
+
+    /// Whether `error` only says that a worker was stopped (by the caller, or because another
+    /// worker failed), rather than why the upload failed.
+    static func isInterruption(_ error: S3Error) -> Bool {
+        if case .cancelled = error { return true }
+        if case .transfer(.cancelled) = error { return true }
+        return false
     }
 
     private func handle(_ part: S3PartPlan, digests: S3PartDigests, buffer: UnsafeMutableRawBufferPointer) throws(S3Error) {

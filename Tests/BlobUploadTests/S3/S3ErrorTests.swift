@@ -206,4 +206,22 @@ import Testing
                 endpoint: URL(string: "https://s3.amazonaws.com")!, bucket: "bucket", credentials: MotoS3.credentials))
         }
     }
+
+    /// A one-pass stream that ends early fails with its own error, never with the `cancelled`
+    /// of the workers that were waiting for their turn to read it (repeated: it is a race).
+    @Test func aShortOnePassStreamFailsWithItsErrorNotWithCancelled() async throws {
+        var options = Self.multipart
+        options.partSize = 5 << 20
+        options.parallelParts = 64
+        for _ in 0..<40 {
+            let server = try ScriptedHTTPServer(connections: [[Self.created]])
+            let client = try Self.client(server)
+            let source = UploadSource.streams(name: "short", length: 320 << 20) { InputStream(data: Data(count: 1000)) }
+            let error = await #expect(throws: S3Error.self) { _ = try await client.upload(source, key: "k", options: options) }
+            guard case .transfer(.source(.unexpectedEnd(resource: "short", offset: 1000, _)))? = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
+        }
+    }
 }
