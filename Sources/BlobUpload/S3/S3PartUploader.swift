@@ -22,6 +22,8 @@ final class S3PartUploader: @unchecked Sendable {
     /// The parts of a blob of known length; `nil` for a stream read until it ends.
     private let plan: [S3PartPlan]?
     private let partSize: Int
+    /// The bytes that all part buffers together may take (see ``workerCount(partCount:bufferSize:memoryBudget:parallelParts:)``).
+    private let memoryBudget: Int
     private let options: S3UploadOptions
     private let listed: [Int: S3Answers.ListedPart]
     private let cancellation: S3Cancellation
@@ -41,7 +43,7 @@ final class S3PartUploader: @unchecked Sendable {
     private(set) var bytesKept: Int64 = 0
 
     init(
-        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int,
+        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int, memoryBudget: Int,
         options: S3UploadOptions, listed: [Int: S3Answers.ListedPart], cancellation: S3Cancellation, events: S3EventSink
     ) {
         self.wire = wire
@@ -50,6 +52,7 @@ final class S3PartUploader: @unchecked Sendable {
         self.reader = reader
         self.plan = plan
         self.partSize = partSize
+        self.memoryBudget = memoryBudget
         self.options = options
         self.listed = listed
         self.cancellation = cancellation
@@ -60,8 +63,9 @@ final class S3PartUploader: @unchecked Sendable {
     /// Uploads every part that the server does not have as the source has it; returns all
     /// parts in order.
     func run() throws(S3Error) -> [S3CompletedPart] {
-        let workers = max(1, min(options.parallelParts, plan?.count ?? options.parallelParts))
         let bufferSize = plan.map { $0.map(\.size).max() ?? 0 } ?? partSize
+        let workers = Self.workerCount(
+            partCount: plan?.count, bufferSize: bufferSize, memoryBudget: memoryBudget, parallelParts: options.parallelParts)
         let group = DispatchGroup()
         for _ in 0..<workers {
             group.enter()
@@ -76,6 +80,13 @@ final class S3PartUploader: @unchecked Sendable {
         if let failure = failure ?? interruption { throw failure }
         if cancellation.isCancelled { throw .cancelled(uploadID: uploadID) }
         return completed.sorted { $0.number < $1.number }
+    }
+
+    /// How many workers, each with a part buffer of `bufferSize` bytes, run side by side: at
+    /// most `parallelParts`, and no more than `memoryBudget` holds (a resumed upload's parts
+    /// may be larger than the options' own; ``S3UploadRun`` refuses parts larger than the budget).
+    static func workerCount(partCount: Int?, bufferSize: Int, memoryBudget: Int, parallelParts: Int) -> Int {
+        max(1, min(parallelParts, partCount ?? parallelParts, memoryBudget / max(bufferSize, 1)))
     }
 
     private func work(bufferSize: Int) {

@@ -19,6 +19,9 @@ struct S3UploadRun {
         // Of unknown length (a pipe), the part size cannot grow: such a blob is at most 10,000 parts.
         var partSize = try Self.partSize(for: reader.length ?? 0, source: source.name, options: options)
         let threshold = options.singlePutThreshold ?? partSize
+        // The parts in flight, each of the size chosen here, bound the memory; a resumed
+        // upload's own part size must fit within it too.
+        let memoryBudget = options.parallelParts * partSize
         if resumedID == nil, let length = reader.length, length <= Int64(threshold) {
             return try putObject(reader, length: length)
         }
@@ -33,6 +36,15 @@ struct S3UploadRun {
                (reader.length.map { ($0 + size - 1) / size } ?? 0) <= Int64(S3UploadOptions.maximumPartCount) {
                 partSize = Int(size)
             }
+            // Its largest part buffer: one such part must fit within the memory budget.
+            let largest = Int(min(Int64(partSize), reader.length ?? Int64(partSize)))
+            if largest > memoryBudget {
+                throw .invalidConfiguration(
+                    name: "partSize",
+                    reason: "upload \(uploadID) has parts of \(partSize) bytes on the server, more than parallelParts × partSize "
+                        + "(\(options.parallelParts) × \(options.partSize) bytes) allows in memory; resume it with a partSize of "
+                        + "at least \(partSize) bytes")
+            }
         } else {
             uploadID = try create()
             events.send(.created(uploadID: uploadID))
@@ -40,7 +52,8 @@ struct S3UploadRun {
         do {
             let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
             let uploader = S3PartUploader(
-                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, options: options,
+                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, memoryBudget: memoryBudget,
+                options: options,
                 listed: listed, cancellation: cancellation, events: events)
             let parts = try uploader.run()
             if resumedID != nil {

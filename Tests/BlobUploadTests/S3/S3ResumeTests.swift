@@ -99,4 +99,34 @@ import Testing
         #expect(log.all.contains(.resumed(uploadID: id, partsKept: 1, bytesKept: Int64(Self.partSize))))
         #expect(try MotoS3.sha256(bucket: bucket, key: "changed.bin") == TempFiles.sha256(ofFileAtPath: path))
     }
+
+    /// Resuming adopts the upload's own part size, but never more part buffers than the
+    /// options' memory budget (parts in flight × part size) holds.
+    @Test func adoptedLargerPartsRunFewerWorkersWithinTheMemoryBudget() {
+        let budget = 4 * Self.partSize
+        #expect(S3PartUploader.workerCount(partCount: 3, bufferSize: 16 << 20, memoryBudget: budget, parallelParts: 4) == 1)
+        #expect(S3PartUploader.workerCount(partCount: 9, bufferSize: 10 << 20, memoryBudget: budget, parallelParts: 4) == 2)
+        #expect(S3PartUploader.workerCount(partCount: 9, bufferSize: Self.partSize, memoryBudget: budget, parallelParts: 4) == 4)
+        #expect(S3PartUploader.workerCount(partCount: 2, bufferSize: Self.partSize, memoryBudget: budget, parallelParts: 4) == 2)
+    }
+
+    /// A server listing parts larger than the whole budget (a hostile 5 GiB part) is refused
+    /// with the size it names, before any buffer is allocated or anything sent.
+    @Test func aListedPartLargerThanTheMemoryBudgetIsRefused() async throws {
+        let listing = S3ErrorTests.answer("200 OK", body: """
+            <ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber><Size>5368709120</Size>\
+            <ETag>"0123456789abcdef0123456789abcdef"</ETag></Part></ListPartsResult>
+            """)
+        let server = try ScriptedHTTPServer(connections: [[listing]])
+        let client = try S3ErrorTests.client(server)
+        var options = S3ErrorTests.multipart
+        options.partSize = Self.partSize
+        options.parallelParts = 1
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await client.upload(S3ErrorTests.source(Self.partSize + 1000), key: "k", options: options, resuming: "UP-1")
+        }
+        guard case .invalidConfiguration("partSize", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("5368709120"), "\(reason)")
+        #expect(server.requests.count == 1)
+    }
 }
