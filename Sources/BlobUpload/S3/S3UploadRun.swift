@@ -184,11 +184,9 @@ struct S3UploadRun {
         let call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
                           fields: [("Content-Type", "application/xml")], uploadID: uploadID)
         let payloadHash = SHA256.digest(of: body).hex
-        var attempts = 0
         let root: S3XMLElement
         do {
             root = try retry.run(key: key, uploadID: uploadID, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
-                attempts += 1
                 var sent: Result<S3Answer, S3Error> = .failure(.cancelled(uploadID: uploadID))
                 body.withUnsafeBytes { bytes in
                     sent = Result { () throws(S3Error) in
@@ -206,9 +204,10 @@ struct S3UploadRun {
                 }
                 return root
             }
-        } catch .uploadGone(let bucket, let key, let uploadID) where attempts > 1 {
-            // A Complete whose answer was lost may have completed the upload: the object then
-            // carries the ETag these very parts make, and only that counts as success.
+        } catch .uploadGone(let bucket, let key, let uploadID) {
+            // A Complete whose answer was lost (on a retry, or on a kept-alive connection sent
+            // again at once) may have completed the upload: the object then carries the ETag
+            // these very parts make, of their length, and only that counts as success.
             guard let eTag = try completedEarlier(parts, length: length) else { throw .uploadGone(bucket: bucket, key: key, uploadID: uploadID) }
             return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: nil, uploadID: uploadID, length: length,
                                   partCount: parts.count, partsSent: partsSent)

@@ -123,6 +123,24 @@ import Testing
         #expect(server.requests.last?.hasPrefix("HEAD /scripted-bucket/k ") == true)
     }
 
+    /// An answer that keeps its connection open for the next request.
+    static func keptAlive(_ status: String, fields: [String] = [], body: String = "") -> String {
+        (["HTTP/1.1 \(status)", "Content-Length: \(body.utf8.count)"] + fields).joined(separator: "\r\n") + "\r\n\r\n" + body
+    }
+
+    @Test func aCompleteLostOnAKeptAliveConnectionIsConfirmedByTheObjectsETag() async throws {
+        // The Complete goes out on the part's kept-alive connection, which closes without an
+        // answer; sent again at once on a new one, it finds the upload gone: the same attempt.
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.created], [Self.keptAlive("200 OK", fields: ["ETag: \"0123456789abcdef0123456789abcdef\""]), ""],
+            [Self.error("404 Not Found", code: "NoSuchUpload")], [Self.headOfCompletedObject()],
+        ])
+        let client = try Self.client(server)
+        let result = try await client.upload(Self.source(), key: "k", options: Self.multipart)
+        #expect(result.eTag == "\"4662bdea8654776d486072ff7074945e-1\"")
+        #expect(server.requests.last?.hasPrefix("HEAD /scripted-bucket/k ") == true)
+    }
+
     @Test(arguments: [("\"4662bdea8654776d486072ff7074945f-1\"", 1000), ("\"4662bdea8654776d486072ff7074945e-1\"", 999)])
     func aGoneUploadWhoseObjectIsAnotherStaysGone(eTag: String, length: Int) async throws {
         let server = try ScriptedHTTPServer(connections: [
