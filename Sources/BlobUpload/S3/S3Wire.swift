@@ -26,9 +26,12 @@ struct S3Answer {
 /// kept-alive connections (one per part in flight). Blocking: it runs on the upload's worker
 /// threads, never on Swift's cooperative pool.
 ///
-/// Redirects: one within the endpoint's origin is followed, signed anew for its URL; one to
-/// another origin is refused (``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``):
-/// the `Authorization` field and the body are never sent to another host.
+/// Redirects: one to the very same URL (path and query) is followed, signed anew, at most
+/// twice; one to another path or query within the origin is refused as a protocol violation
+/// naming its target (it would store the blob under another key or turn `UploadPart` into
+/// `PutObject`); one to another origin is refused
+/// (``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``): the `Authorization`
+/// field and the body are never sent to another host.
 final class S3Wire: Sendable {
     let bucket: String
     let signer: SigV4Signer
@@ -124,9 +127,22 @@ final class S3Wire: Sendable {
             guard URLOrigin(target) == origin else {
                 throw .transfer(.crossOriginRefused(method: call.method, url: target.absoluteString, allowedOrigin: "\(origin)"))
             }
+            // Another path or query is another object or operation (an UploadPart without its
+            // query is a PutObject over the whole object): never followed.
+            guard Self.sameResource(target, url) else {
+                throw .transfer(.protocolViolation(
+                    url: target.absoluteString,
+                    reason: "\(call.operation) \(url.absoluteString): a redirect to another path or query is refused (it would be another object or operation)"))
+            }
             url = target
         }
         throw .transfer(.protocolViolation(url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
+    }
+
+    /// Whether `a` and `b` have the same path and query, as sent.
+    private static func sameResource(_ a: URL, _ b: URL) -> Bool {
+        let (x, y) = (URLComponents(url: a, resolvingAgainstBaseURL: false), URLComponents(url: b, resolvingAgainstBaseURL: false))
+        return x?.percentEncodedPath == y?.percentEncodedPath && x?.percentEncodedQuery == y?.percentEncodedQuery
     }
 
     private func exchange(

@@ -177,20 +177,34 @@ import Testing
         #expect(elsewhere.connectionCount == 0)
     }
 
-    @Test func aRedirectWithinTheOriginIsFollowedAndSignedAnew() async throws {
+    /// A redirect within the origin to another object is refused, naming its target: following
+    /// it would store the blob under another key or bucket and report it done. (This test
+    /// used to expect it to be followed, which was the defect.)
+    @Test func aRedirectWithinTheOriginToAnotherKeyIsRefused() async throws {
         let server = try ScriptedHTTPServer(connections: [
             [Self.answer("307 Temporary Redirect", fields: ["Location: /elsewhere/k"])],
             [Self.answer("200 OK", fields: ["ETag: \"e\""])],
         ])
         let client = try Self.client(server)
-        let result = try await client.upload(Self.source(), key: "k")
-        #expect(result.eTag == "\"e\"")
-        let requests = server.requests
-        try #require(requests.count == 2)
-        #expect(requests[1].hasPrefix("PUT /elsewhere/k HTTP/1.1\r\n"))
-        let signatures = requests.map { $0.split(separator: "\r\n").first { $0.hasPrefix("Authorization:") }.map(String.init) ?? "" }
-        #expect(signatures[0] != signatures[1])
-        #expect(requests[1].hasSuffix(String(repeating: "\u{7}", count: 1000)))
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k") }
+        guard case .transfer(.protocolViolation(let url, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(url == "http://127.0.0.1:\(server.port)/elsewhere/k")
+        #expect(reason.contains("redirect"), "\(reason)")
+        #expect(server.requests.count == 1)
+    }
+
+    /// A redirect of UploadPart that drops `?partNumber&uploadId` would make it a PutObject
+    /// overwriting the object with one part: refused.
+    @Test func aRedirectDroppingTheUploadPartQueryIsRefused() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.created], [Self.answer("307 Temporary Redirect", fields: ["Location: /scripted-bucket/k"])],
+            [Self.partStored], [Self.completed],
+        ])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k", options: Self.multipart) }
+        guard case .transfer(.protocolViolation(let url, _))? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(url == "http://127.0.0.1:\(server.port)/scripted-bucket/k")
+        #expect(!server.requests.contains { $0.hasPrefix("PUT /scripted-bucket/k HTTP/1.1") })
     }
 
     @Test func aPartChecksumTheServerComputedDifferentlyFailsTheUpload() async throws {
