@@ -160,7 +160,7 @@ final class S3Wire: Sendable {
         var retriedStale = false
         while true {
             if cancellation.isCancelled { throw .cancelled(uploadID: call.uploadID) }
-            let reused = idle.withLock { $0.popLast() }
+            let reused = pooledConnection()
             let connection = reused ?? HTTP1Connection()
             guard cancellation.watch(connection) else { throw .cancelled(uploadID: call.uploadID) }
             defer { cancellation.unwatch(connection) }
@@ -170,8 +170,11 @@ final class S3Wire: Sendable {
                     try connection.connect(host: host, port: port, wait: .after(timeout))
                 }
                 let answer = try transmit(on: connection, method: call.method, head: headBytes, body: body)
+                // Unwatched first: a cancellation after this point no longer reaches it. One
+                // that came before is seen by the checks in `returnToPool` and when popped.
+                cancellation.unwatch(connection)
                 if answer.reusable, !cancellation.isCancelled {
-                    idle.withLock { $0.append(connection) }
+                    returnToPool(connection)
                 }
                 return S3Answer(head: answer.head, body: Data(answer.body))
             } catch {
@@ -183,6 +186,22 @@ final class S3Wire: Sendable {
                 }
                 throw .transfer(Self.uploadError(error, method: call.method, url: url))
             }
+        }
+    }
+
+    /// Keeps `connection` for a later request, unless it was cancelled.
+    func returnToPool(_ connection: HTTP1Connection) {
+        guard !connection.isCancelled else { return }
+        idle.withLock { $0.append(connection) }
+    }
+
+    /// A kept-alive connection that was not cancelled since it was put back, if any.
+    private func pooledConnection() -> HTTP1Connection? {
+        idle.withLock { idle in
+            while let connection = idle.popLast() {
+                if !connection.isCancelled { return connection }
+            }
+            return nil
         }
     }
 
