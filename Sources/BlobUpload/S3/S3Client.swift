@@ -61,7 +61,7 @@ public final class S3Client: Sendable {
         let cancellation = S3Cancellation()
         return try await Self.blocking(cancellation) { [wire] () throws(S3Error) -> [S3ListedPart] in
             try S3UploadRun(wire: wire, key: key, options: S3UploadOptions(), cancellation: cancellation, events: S3EventSink { _ in })
-                .listParts(uploadID: uploadID).map { S3ListedPart(number: $0.number, size: $0.size, eTag: $0.eTag) }
+                .listParts(uploadID: uploadID).parts.map { S3ListedPart(number: $0.number, size: $0.size, eTag: $0.eTag) }
         }
     }
 

@@ -29,7 +29,14 @@ struct S3UploadRun {
         var listed: [Int: S3Answers.ListedPart] = [:]
         if let resumedID {
             uploadID = resumedID
-            for part in try listParts(uploadID: uploadID) { listed[part.number] = part }
+            let listing = try listParts(uploadID: uploadID)
+            // Its parts carry the algorithm the upload was created with; S3 refuses others.
+            if let algorithm = listing.algorithm, algorithm.uppercased() != options.checksum.s3Name {
+                throw .invalidConfiguration(
+                    name: "checksum",
+                    reason: "upload \(uploadID) was created with \(algorithm) checksums, not \(options.checksum.s3Name); resume it with that checksum")
+            }
+            for part in listing.parts { listed[part.number] = part }
             // Parts are numbered by the part size the upload started with: keep it.
             if let size = listed.values.map(\.size).max(), size >= Int64(S3UploadOptions.minimumPartSize),
                size <= Int64(S3UploadOptions.maximumPartSize),
@@ -145,9 +152,11 @@ struct S3UploadRun {
         }
     }
 
-    /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`.
-    func listParts(uploadID: String) throws(S3Error) -> [S3Answers.ListedPart] {
+    /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`, and the
+    /// upload's checksum algorithm (`CRC32C`) when the server names it.
+    func listParts(uploadID: String) throws(S3Error) -> (parts: [S3Answers.ListedPart], algorithm: String?) {
         var parts: [S3Answers.ListedPart] = []
+        var algorithm: String?
         var marker: String?
         repeat {
             var query = [("uploadId", uploadID)]
@@ -162,6 +171,7 @@ struct S3UploadRun {
                 }
                 return root
             }
+            if let named = root.value("ChecksumAlgorithm"), !named.isEmpty { algorithm = named }
             for part in root.all("Part") {
                 guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init),
                       let eTag = part.value("ETag") else {
@@ -176,7 +186,7 @@ struct S3UploadRun {
             }
             marker = truncated ? nextMarker : nil
         } while marker != nil
-        return parts
+        return (parts, algorithm)
     }
 
     private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {

@@ -129,4 +129,20 @@ import Testing
         #expect(reason.contains("5368709120"), "\(reason)")
         #expect(server.requests.count == 1)
     }
+
+    /// An upload created with another checksum algorithm cannot take parts of this one:
+    /// resuming it is refused, naming the upload's algorithm, before any part is sent.
+    @Test func resumingWithAnotherChecksumAlgorithmIsRefusedNamingTheUploads() async throws {
+        let listing = S3ErrorTests.answer("200 OK", body: """
+            <ListPartsResult><ChecksumAlgorithm>SHA256</ChecksumAlgorithm><IsTruncated>false</IsTruncated></ListPartsResult>
+            """)
+        let server = try ScriptedHTTPServer(connections: [[listing]])
+        let client = try S3ErrorTests.client(server)
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await client.upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart, resuming: "UP-1")
+        }
+        guard case .invalidConfiguration("checksum", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("SHA256"), "\(reason)")
+        #expect(server.requests.count == 1)
+    }
 }
