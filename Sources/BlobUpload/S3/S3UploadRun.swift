@@ -179,13 +179,22 @@ struct S3UploadRun {
                 }
                 parts.append(S3Answers.ListedPart(number: number, size: size, eTag: eTag, checksum: part.value("Checksum\(options.checksum.s3Name)")))
             }
-            let truncated = root.value("IsTruncated") == "true"
-            let nextMarker = root.value("NextPartNumberMarker")
-            guard !truncated || (nextMarker != nil && nextMarker != marker) else {
-                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a truncated list without a new NextPartNumberMarker")
+            guard parts.count <= S3UploadOptions.maximumPartCount else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
+                                         reason: "more than \(S3UploadOptions.maximumPartCount) parts listed")
             }
-            marker = truncated ? nextMarker : nil
-        } while marker != nil
+            guard root.value("IsTruncated") == "true" else { break }
+            // Pages go forward by part number, so they end: a marker must be a number past the last.
+            guard let next = root.value("NextPartNumberMarker"), let nextNumber = Int(next) else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
+                                         reason: "a truncated list without a numeric NextPartNumberMarker")
+            }
+            guard nextNumber > (marker.flatMap(Int.init) ?? 0), nextNumber <= S3UploadOptions.maximumPartCount else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
+                                         reason: "a truncated list whose NextPartNumberMarker \(next) does not follow \(marker ?? "0")")
+            }
+            marker = next
+        } while true
         return (parts, algorithm)
     }
 

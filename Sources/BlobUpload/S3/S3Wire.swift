@@ -42,7 +42,8 @@ final class S3Wire: Sendable {
     private let timeout: TimeInterval
     private let idle = Mutex<[HTTP1Connection]>([])
 
-    /// Error bodies and XML results are kept up to this size.
+    /// Error bodies and XML results are kept up to this size; an answer with a longer body is a
+    /// protocol violation (no S3 answer this client asks for comes near it).
     static let maxKeptBody = 4 << 20
 
     /// A wire for `configuration`.
@@ -216,13 +217,13 @@ final class S3Wire: Sendable {
             }
         } catch {
             guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) else {
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true) else {
                 throw error
             }
             answer.reusable = false
             return answer
         }
-        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody)
+        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
     }
 
     private static func uploadError(_ error: HTTP1Error, method: String, url: URL) -> BlobUploadError {

@@ -256,4 +256,16 @@ import Testing
             }
         }
     }
+
+    /// An answer whose body goes on past what an S3 answer can be (an endless body) fails the
+    /// request instead of keeping the worker reading; the connection is not reused.
+    @Test func anAnswerBodyPastTheBoundFailsTheRequest() async throws {
+        let endless = "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nContent-Length: 1073741824\r\n\r\n"
+            + String(repeating: "x", count: S3Wire.maxKeptBody + 1)
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [endless]])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k", options: Self.multipart) }
+        guard case .transfer(.protocolViolation(_, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("longer than"), "\(reason)")
+    }
 }

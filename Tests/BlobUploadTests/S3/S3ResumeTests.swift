@@ -145,4 +145,18 @@ import Testing
         #expect(reason.contains("SHA256"), "\(reason)")
         #expect(server.requests.count == 1)
     }
+
+    /// A part list whose markers go back (2, then 1: endless pages) is a protocol violation.
+    @Test func aPartListWhoseMarkerGoesBackIsRefused() async throws {
+        func page(_ marker: Int) -> String {
+            S3ErrorTests.answer("200 OK", body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>\(marker)</NextPartNumberMarker></ListPartsResult>")
+        }
+        let server = try ScriptedHTTPServer(connections: [[page(2)], [page(1)]])
+        let client = try S3ErrorTests.client(server)
+        await #expect(throws: S3Error.protocolViolation(
+            bucket: "scripted-bucket", key: "k", operation: "ListParts",
+            reason: "a truncated list whose NextPartNumberMarker 1 does not follow 2")) {
+            _ = try await client.listParts(key: "k", uploadID: "UP-1")
+        }
+    }
 }
