@@ -166,13 +166,17 @@ final class S3PartUploader: @unchecked Sendable {
         events.send(.partUploaded(partNumber: part.number, bytes: part.size))
     }
 
-    /// Whether the server's copy of a part is the source's: by its checksum when the server
-    /// lists one, else by its ETag, which is the part's MD5 for unencrypted and SSE-S3 parts.
-    /// Anything that cannot be checked (an ETag that is no MD5, under SSE-KMS) is sent again.
+    /// Whether the server's copy of a part is the source's: everything the server lists must
+    /// match — its checksum when it lists one, and its ETag when that is an MD5 (unencrypted
+    /// and SSE-S3 parts), since a 32-bit CRC alone is the weaker of the two. A part with
+    /// neither (an ETag that is no MD5, under SSE-KMS, and no checksum) is sent again.
     static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests) -> Bool {
-        if let checksum = listed.checksum { return checksum == digests.checksum.base64 }
+        if let checksum = listed.checksum, checksum != digests.checksum.base64 { return false }
         let tag = listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
-        guard tag.count == 32, let md5 = digests.md5 else { return false }
+        guard tag.count == 32, tag.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            return listed.checksum != nil
+        }
+        guard let md5 = digests.md5 else { return false }
         return tag == md5.hex
     }
 

@@ -159,4 +159,22 @@ import Testing
             _ = try await client.listParts(key: "k", uploadID: "UP-1")
         }
     }
+
+    /// A part on the server is kept only when everything listed for it matches: a 32-bit CRC
+    /// that matches does not outweigh an MD5 ETag that does not.
+    @Test func aListedPartIsKeptOnlyWhenItsChecksumAndItsMD5ETagBothMatch() throws {
+        let bytes = Data("part".utf8)
+        var crc = S3ChecksumAlgorithm.crc32c.algorithm.makeChecksum()
+        var md5 = MD5()
+        bytes.withUnsafeBytes { crc.update($0); md5.update($0) }
+        let digests = S3PartDigests(checksum: crc.finalize(), md5: md5.finalize())
+        let checksum = digests.checksum.base64
+        let goodTag = "\"\(try #require(digests.md5).hex)\""
+        let otherTag = "\"0123456789abcdef0123456789abcdef\""
+        #expect(S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: goodTag, checksum: checksum), digests: digests))
+        #expect(!S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: otherTag, checksum: checksum), digests: digests))
+        #expect(!S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: goodTag, checksum: "AAAAAA=="), digests: digests))
+        // An ETag that is no MD5 (SSE-KMS): the checksum alone decides.
+        #expect(S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: "\"kms-tag\"", checksum: checksum), digests: digests))
+    }
 }
