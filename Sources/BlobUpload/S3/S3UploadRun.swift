@@ -174,7 +174,7 @@ struct S3UploadRun {
             if let named = root.value("ChecksumAlgorithm"), !named.isEmpty { algorithm = named }
             for part in root.all("Part") {
                 guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init),
-                      let eTag = part.value("ETag") else {
+                      let eTag = part.value("ETag"), !eTag.isEmpty else {
                     throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a part lacks its number, size or ETag")
                 }
                 parts.append(S3Answers.ListedPart(number: number, size: size, eTag: eTag, checksum: part.value("Checksum\(options.checksum.s3Name)")))
@@ -232,7 +232,7 @@ struct S3UploadRun {
                                   partCount: parts.count, partsSent: partsSent)
         }
         // moto names the root CompleteMultipartUploadResponse.
-        guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag") else {
+        guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag"), !eTag.isEmpty else {
             throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer names no ETag")
         }
         return S3UploadResult(

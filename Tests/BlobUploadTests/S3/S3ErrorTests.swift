@@ -268,4 +268,18 @@ import Testing
         guard case .transfer(.protocolViolation(_, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(reason.contains("longer than"), "\(reason)")
     }
+
+    /// An ETag sent as CDATA is read; an empty one is no ETag.
+    @Test func aCDATAETagIsReadAndAnEmptyOneRefused() async throws {
+        let cdata = Self.answer("200 OK", body: "<CompleteMultipartUploadResult><ETag><![CDATA[\"ffff-1\"]]></ETag></CompleteMultipartUploadResult>")
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored], [cdata]])
+        let result = try await Self.client(server).upload(Self.source(), key: "k", options: Self.multipart)
+        #expect(result.eTag == "\"ffff-1\"")
+        let empty = Self.answer("200 OK", body: "<CompleteMultipartUploadResult><ETag></ETag></CompleteMultipartUploadResult>")
+        let second = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored], [empty]])
+        await #expect(throws: S3Error.protocolViolation(
+            bucket: "scripted-bucket", key: "k", operation: "CompleteMultipartUpload", reason: "the answer names no ETag")) {
+            _ = try await Self.client(second).upload(Self.source(), key: "k", options: Self.multipart)
+        }
+    }
 }
