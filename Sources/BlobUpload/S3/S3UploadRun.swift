@@ -253,7 +253,10 @@ struct S3UploadRun {
         let expected = "\"\(md5.finalize().hex)-\(parts.count)\""
         let call = S3Call(operation: "HeadObject", method: "HEAD", key: key)
         let answer = try retry.run(key: key, uploadID: nil, partNumber: nil) { () throws(S3Error) -> S3Answer in
-            try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+            let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+            // Throttling or a server failure says nothing of the object: ask again.
+            if answer.statusCode >= 500 { throw wire.failure(of: answer, for: call) }
+            return answer
         }
         guard answer.statusCode == 200, answer.head.fields["etag"] == expected,
               answer.head.fields["content-length"].flatMap(Int64.init) == length else { return nil }

@@ -141,6 +141,15 @@ import Testing
         #expect(server.requests.last?.hasPrefix("HEAD /scripted-bucket/k ") == true)
     }
 
+    @Test func theObjectCheckAfterALostCompleteIsRetriedOn503() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [Self.created], [Self.partStored], [], [Self.error("404 Not Found", code: "NoSuchUpload")],
+            [Self.answer("503 Slow Down")], [Self.headOfCompletedObject()],
+        ])
+        let result = try await Self.client(server).upload(Self.source(), key: "k", options: Self.multipart)
+        #expect(result.eTag == "\"4662bdea8654776d486072ff7074945e-1\"")
+    }
+
     @Test(arguments: [("\"4662bdea8654776d486072ff7074945f-1\"", 1000), ("\"4662bdea8654776d486072ff7074945e-1\"", 999)])
     func aGoneUploadWhoseObjectIsAnotherStaysGone(eTag: String, length: Int) async throws {
         let server = try ScriptedHTTPServer(connections: [
