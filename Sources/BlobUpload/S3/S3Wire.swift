@@ -66,7 +66,7 @@ final class S3Wire: Sendable {
         }
         let bucket = configuration.bucket
         guard (3...63).contains(bucket.utf8.count),
-              bucket.utf8.allSatisfy({ (48...57).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 || $0 == 95 }) else {
+              bucket.utf8.allSatisfy({ (48...57).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 }) else {
             throw .invalidConfiguration(
                 name: "bucket", reason: "\"\(bucket)\" is not an S3 bucket name (3 to 63 lowercase letters, digits, '.', '-')")
         }

@@ -37,6 +37,11 @@ import Testing
         #expect(throws: S3Error.self) {
             try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "No_Such", credentials: credentials))
         }
+        // S3's rules: lowercase letters, digits, '.' and '-', as the message says; no '_'.
+        #expect(throws: S3Error.invalidConfiguration(
+            name: "bucket", reason: "\"no_such\" is not an S3 bucket name (3 to 63 lowercase letters, digits, '.', '-')")) {
+            try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "no_such", credentials: credentials))
+        }
     }
 
     /// An IPv6 literal is bracketed in the URL, and the host signed is the `Host` field written.
