@@ -206,8 +206,9 @@ final class S3Wire: Sendable {
         }
     }
 
-    /// Writes the request and reads the answer; an answer the server sent before it stopped
-    /// reading the body (an early 400 or 403) is read rather than lost in a broken pipe.
+    /// Writes the request and reads the answer; an error answer the server sent before it
+    /// stopped reading the body (an early 400 or 403) is read rather than lost in a broken
+    /// pipe, but an early 2xx is not taken for the success of a body not all sent.
     private func transmit(on connection: HTTP1Connection, method: String, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
         let wait = HTTP1Wait.silence(timeout)
         do {
@@ -216,8 +217,11 @@ final class S3Wire: Sendable {
                 try connection.send(body, wait: wait)
             }
         } catch {
+            // Only a refusal explains a body the server stopped reading; a success cannot
+            // stand for bytes that were never sent.
             guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true) else {
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true),
+                  answer.head.statusCode >= 300 else {
                 throw error
             }
             answer.reusable = false

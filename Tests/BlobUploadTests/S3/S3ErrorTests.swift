@@ -291,4 +291,15 @@ import Testing
             _ = try await Self.client(second).upload(Self.source(), key: "k", options: Self.multipart)
         }
     }
+
+    /// A 200 sent before the body was read, by a server that then stopped reading, does not
+    /// store a body that was not all sent: it is no success.
+    @Test func anEarly200BeforeTheBodyWasSentIsNoSuccess() async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.partStored]], readsBodies: false)
+        var options = S3UploadOptions()
+        options.maxAttempts = 1
+        await #expect(throws: S3Error.self) {
+            _ = try await Self.client(server).upload(Self.source(8 << 20), key: "k", options: options)
+        }
+    }
 }
