@@ -235,6 +235,14 @@ struct S3UploadRun {
         guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag"), !eTag.isEmpty else {
             throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer names no ETag")
         }
+        // A multipart ETag ends in "-" and the part count, whatever the encryption (its hex
+        // part is the MD5 of the part MD5s only for unencrypted and SSE-S3 parts, so it is
+        // not compared): another count is another object.
+        let trimmed = eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        if let dash = trimmed.lastIndex(of: "-"), let count = Int(trimmed[trimmed.index(after: dash)...]), count != parts.count {
+            throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation,
+                                     reason: "the ETag \(eTag) names \(count) parts, but \(parts.count) were completed")
+        }
         return S3UploadResult(
             bucket: wire.bucket, key: key, eTag: eTag, checksum: root.value("Checksum\(options.checksum.s3Name)"),
             uploadID: uploadID, length: length, partCount: parts.count, partsSent: partsSent)

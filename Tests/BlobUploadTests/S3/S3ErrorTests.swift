@@ -302,4 +302,16 @@ import Testing
             _ = try await Self.client(server).upload(Self.source(8 << 20), key: "k", options: options)
         }
     }
+
+    /// A multipart ETag ends in `-` and the part count: one naming another count is not the
+    /// object these parts make.
+    @Test func aCompleteETagOfAnotherPartCountIsRefused() async throws {
+        let other = Self.answer("200 OK", body: "<CompleteMultipartUploadResult><ETag>\"ffff-2\"</ETag></CompleteMultipartUploadResult>")
+        let server = try ScriptedHTTPServer(connections: [[Self.created], [Self.partStored], [other]])
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await Self.client(server).upload(Self.source(), key: "k", options: Self.multipart)
+        }
+        guard case .protocolViolation(_, _, "CompleteMultipartUpload", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("\"ffff-2\""), "\(reason)")
+    }
 }
