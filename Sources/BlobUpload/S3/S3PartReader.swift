@@ -61,7 +61,14 @@ final class S3PartReader: @unchecked Sendable {
         } catch {
             throw .transfer(error)
         }
+        // Opening may wait on a peer (an HTTP source): cancelling closes it like any read.
+        cancellation.watch(first.stream)
         first.stream.open()
+        cancellation.unwatch(first.stream)
+        if cancellation.isCancelled {
+            first.stream.close()
+            throw .cancelled(uploadID: nil)
+        }
         if first.stream.streamStatus == .error {
             defer { first.stream.close() }
             throw .transfer(Self.failure(of: first.stream, in: source, at: 0))
