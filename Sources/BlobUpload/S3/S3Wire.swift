@@ -140,6 +140,15 @@ final class S3Wire: Sendable {
         throw .transfer(.protocolViolation(url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
     }
 
+    /// The signature of `call` sent to `url`: its path and query as the URL sends them, the
+    /// host as the `Host` field names it.
+    func sign(_ call: S3Call, url: URL, payloadHash: String, date: Date) -> SigV4Signer.Signed {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        return signer.sign(
+            method: call.method, path: components?.percentEncodedPath ?? "/", query: components?.percentEncodedQuery ?? "",
+            host: authority, fields: call.fields, payloadHash: payloadHash, date: date)
+    }
+
     /// Whether `a` and `b` have the same path and query, as sent.
     private static func sameResource(_ a: URL, _ b: URL) -> Bool {
         let (x, y) = (URLComponents(url: a, resolvingAgainstBaseURL: false), URLComponents(url: b, resolvingAgainstBaseURL: false))
@@ -149,10 +158,7 @@ final class S3Wire: Sendable {
     private func exchange(
         _ call: S3Call, url: URL, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
     ) throws(S3Error) -> S3Answer {
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        let signed = signer.sign(
-            method: call.method, path: components?.percentEncodedPath ?? "/", query: components?.percentEncodedQuery ?? "",
-            host: authority, fields: call.fields, payloadHash: payloadHash, date: Date())
+        let signed = sign(call, url: url, payloadHash: payloadHash, date: Date())
         let head = HTTPRequestHead(method: call.method, url: url, fields: call.fields + signed.fields, contentLength: body?.count ?? 0)
         if let (name, problem) = head.fieldProblem {
             throw .transfer(HeaderFieldCheck.error(name: name, problem: problem))
