@@ -139,7 +139,8 @@ struct S3UploadRun {
 
     private func create() throws(S3Error) -> String {
         let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
-                          fields: [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)])
+                          fields: [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)],
+                          createsResource: true)
         // A refused first connection is a server that is not there: no point in waiting.
         return try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
             let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)

@@ -13,6 +13,9 @@ struct S3Call {
     var fields: [(String, String)] = []
     var uploadID: String?
     var partNumber: Int?
+    /// Whether sending it twice makes two resources (`CreateMultipartUpload`): such a call
+    /// never goes out on a kept-alive connection.
+    var createsResource = false
 }
 
 /// S3's answer: status, head fields, body (error bodies and XML results are small).
@@ -167,7 +170,8 @@ final class S3Wire: Sendable {
         var retriedStale = false
         while true {
             if cancellation.isCancelled { throw .cancelled(uploadID: call.uploadID) }
-            let reused = pooledConnection()
+            // A new connection cannot be stale, so such a call is never sent twice by this loop.
+            let reused = call.createsResource ? nil : pooledConnection()
             let connection = reused ?? HTTP1Connection()
             guard cancellation.watch(connection) else { throw .cancelled(uploadID: call.uploadID) }
             defer { cancellation.unwatch(connection) }

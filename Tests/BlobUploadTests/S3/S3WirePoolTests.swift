@@ -22,6 +22,25 @@ import Testing
         #expect(answer.statusCode == 200)
     }
 
+    /// CreateMultipartUpload is never sent on a kept-alive connection: one the server closed
+    /// while idle would have it sent again, and an upload it created unseen would be orphaned.
+    @Test func createMultipartUploadGoesOutOnANewConnection() throws {
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]])
+        // A kept-alive connection whose server reads the next request and closes unanswered.
+        let closing = try ScriptedHTTPServer(connections: [[""]])
+        let wire = try S3Wire(configuration: S3Configuration(
+            endpoint: URL(string: "http://127.0.0.1:\(server.port)")!, bucket: "scripted-bucket",
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "s")))
+        let pooled = HTTP1Connection()
+        try pooled.connect(host: "127.0.0.1", port: Int(closing.port), wait: .after(5))
+        wire.returnToPool(pooled)
+        let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: "k", query: [("uploads", "")], createsResource: true)
+        let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: S3Cancellation())
+        #expect(answer.statusCode == 200)
+        #expect(closing.requests.isEmpty)
+        #expect(server.requests.count == 1)
+    }
+
     /// Cancelling while the source's first stream is still opening (to learn its length)
     /// stops the upload too, before anything is sent.
     @Test func cancellingWhileTheSourceOpensStopsTheUpload() async throws {
