@@ -9,9 +9,9 @@ struct S3CompletedPart: Sendable {
     var size: Int
 }
 
-/// Reads and sends the parts of one multipart upload on `parallelParts` worker threads, each
-/// with one part buffer of its own (memory: parts in flight × part size, nothing else grows
-/// with the blob). A part the server already has (resume) is read and checked against it, and
+/// Reads and sends the parts of one multipart upload on up to `parallelParts` worker threads,
+/// each with one part buffer of its own (memory: at most the budget of parts in flight × part
+/// size, nothing else grows with the blob; a resumed upload with larger parts runs fewer). A part the server already has (resume) is read and checked against it, and
 /// sent only when it differs. A transient failure is retried for its part alone while the other
 /// workers go on; the first lasting failure stops every worker.
 final class S3PartUploader: @unchecked Sendable {
