@@ -50,19 +50,26 @@ extension HTTP1Connection {
 
     /// Reads a whole answer to a request with `method`: its head, then its body, of which the
     /// first `limit` bytes are kept (an answer with a larger body is still read to its end, so
-    /// the connection can be used again).
-    package func readAnswer(method: String, wait: HTTP1Wait, keepingAtMost limit: Int) throws(HTTP1Error) -> HTTP1Answer {
+    /// the connection can be used again — or, when `failingPastLimit`, is a protocol
+    /// violation as soon as its body passes `limit`, for peers whose answers are small: an
+    /// endless body then cannot keep the reader busy).
+    package func readAnswer(
+        method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
+    ) throws(HTTP1Error) -> HTTP1Answer {
         var buffer: [UInt8] = []
         let head = try readResponseHead(wait: wait, buffer: &buffer)
         var decoder = try HTTPBodyDecoder(for: head, method: method)
         var body: [UInt8] = []
+        var overflowed = false
         func keep(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            if bytes.count > limit - body.count { overflowed = true }
             body.append(contentsOf: bytes.prefix(max(0, limit - body.count)))
             return true
         }
         var consumed = try Self.decode(buffer, with: &decoder, emit: keep)
         var trailing = buffer.count - consumed
         while !decoder.isComplete {
+            if failingPastLimit, overflowed { throw .protocolViolation(reason: "the answer's body is longer than \(limit) bytes") }
             buffer.removeAll(keepingCapacity: true)
             guard try receive(appendingTo: &buffer, upTo: Self.receiveSize, wait: wait) > 0 else {
                 if decoder.endsAtClose { return HTTP1Answer(head: head, body: body, reusable: false) }
@@ -71,6 +78,7 @@ extension HTTP1Connection {
             consumed = try Self.decode(buffer, with: &decoder, emit: keep)
             trailing = buffer.count - consumed
         }
+        if failingPastLimit, overflowed { throw .protocolViolation(reason: "the answer's body is longer than \(limit) bytes") }
         let reusable = trailing == 0 && head.keepsConnection && !decoder.endsAtClose && head.statusCode != 101
         return HTTP1Answer(head: head, body: body, reusable: reusable)
     }

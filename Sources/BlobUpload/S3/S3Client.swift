@@ -27,10 +27,11 @@ public final class S3Client: Sendable {
 
     /// Uploads `source` to `key`, or resumes the multipart upload `uploadID`.
     ///
-    /// Resuming lists the parts the server has (`ListParts`), keeps each whose size and
-    /// checksum (or ETag, the part's MD5) match what the source now yields, sends the others,
-    /// and completes. Cancelling the task stops at once and leaves a multipart upload
-    /// resumable; ``abort(key:uploadID:)`` deletes it.
+    /// Resuming lists the parts the server has (`ListParts`), keeps each whose size, listed
+    /// checksum and ETag (when it is the part's MD5) all match what the source now yields,
+    /// sends the others, and completes. Cancelling the task stops its requests and closable
+    /// source streams at once (a plain `InputStream` stops when its blocked read returns) and
+    /// leaves a multipart upload resumable; ``abort(key:uploadID:)`` deletes it.
     /// - Throws: ``S3Error``; ``S3Error/cancelled(uploadID:)`` when the task is cancelled.
     public func upload(
         _ source: UploadSource, key: String, options: S3UploadOptions = S3UploadOptions(), resuming uploadID: String? = nil,
@@ -61,7 +62,7 @@ public final class S3Client: Sendable {
         let cancellation = S3Cancellation()
         return try await Self.blocking(cancellation) { [wire] () throws(S3Error) -> [S3ListedPart] in
             try S3UploadRun(wire: wire, key: key, options: S3UploadOptions(), cancellation: cancellation, events: S3EventSink { _ in })
-                .listParts(uploadID: uploadID).map { S3ListedPart(number: $0.number, size: $0.size, eTag: $0.eTag) }
+                .listParts(uploadID: uploadID).parts.map { S3ListedPart(number: $0.number, size: $0.size, eTag: $0.eTag) }
         }
     }
 

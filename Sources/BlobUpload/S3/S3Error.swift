@@ -22,7 +22,8 @@ public enum S3Error: Error, Sendable, Hashable {
     case uploadGone(bucket: String, key: String, uploadID: String)
     /// The source could not be read, or a request could not be sent or answered (connection
     /// refused or dropped, timeout, a redirect refused because it would carry the
-    /// `Authorization` field to another host).
+    /// `Authorization` field to another host or lead to another object, an answer body past
+    /// the bound no S3 answer reaches).
     case transfer(BlobUploadError)
     /// Part `partNumber` of upload `uploadID` failed `attempts` times in a row, with transient
     /// failures (`SlowDown`, 5xx, dropped connections); the upload can be resumed.

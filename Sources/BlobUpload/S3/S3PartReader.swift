@@ -46,6 +46,9 @@ final class S3PartReader: @unchecked Sendable {
     private var nextNumber = 1
     private var carried: UInt8?
     private var ended = false
+    // Why the one stream was given up, guarded by `turn`: every part waiting for its turn
+    // fails with this first error, never with an interruption of its own that would hide it.
+    private var streamFailure: S3Error?
 
     /// Learns the source's length (declared, or from its first stream) and whether it can be
     /// read at any offset.
@@ -58,7 +61,14 @@ final class S3PartReader: @unchecked Sendable {
         } catch {
             throw .transfer(error)
         }
+        // Opening may wait on a peer (an HTTP source): cancelling closes it like any read.
+        cancellation.watch(first.stream)
         first.stream.open()
+        cancellation.unwatch(first.stream)
+        if cancellation.isCancelled {
+            first.stream.close()
+            throw .cancelled(uploadID: nil)
+        }
         if first.stream.streamStatus == .error {
             defer { first.stream.close() }
             throw .transfer(Self.failure(of: first.stream, in: source, at: 0))
@@ -123,18 +133,18 @@ final class S3PartReader: @unchecked Sendable {
                 turn.unlock()
             }
             while streamOffset != part.offset {
-                guard stream != nil, !cancellation.isCancelled else { throw .cancelled(uploadID: nil) }
+                if let streamFailure { throw streamFailure }
+                if cancellation.isCancelled { throw .cancelled(uploadID: nil) }
                 _ = turn.wait(until: Date(timeIntervalSinceNow: 0.1))
             }
+            if let streamFailure { throw streamFailure }
             guard let stream else { throw .cancelled(uploadID: nil) }
             cancellation.watch(stream)
             defer { cancellation.unwatch(stream) }
             do {
                 try fill(target, from: stream, at: part.offset, checksum: &checksum, md5: &md5, cancellation: cancellation)
             } catch {
-                // The one stream cannot go on after a failed read; no later part can be read.
-                self.stream?.close()
-                self.stream = nil
+                giveUpStream(after: error)
                 throw error
             }
             streamOffset = part.offset + Int64(part.size)
@@ -152,6 +162,7 @@ final class S3PartReader: @unchecked Sendable {
     ) throws(S3Error) -> (part: S3PartPlan, digests: S3PartDigests)? {
         turn.lock()
         defer { turn.unlock() }
+        if let streamFailure { throw streamFailure }
         guard !ended else { return nil }
         guard let stream, let base = buffer.baseAddress else { throw .cancelled(uploadID: nil) }
         let number = nextNumber
@@ -193,9 +204,7 @@ final class S3PartReader: @unchecked Sendable {
                 if count == 0 { ended = true } else { carried = byte }
             }
         } catch {
-            // The one stream cannot go on after a failed read; no later part can be read.
-            self.stream?.close()
-            self.stream = nil
+            giveUpStream(after: error)
             ended = true
             throw error
         }
@@ -204,6 +213,14 @@ final class S3PartReader: @unchecked Sendable {
         let part = S3PartPlan(number: number, offset: streamOffset, size: filled)
         streamOffset += Int64(filled)
         return (part, S3PartDigests(checksum: checksum.finalize(), md5: md5?.finalize()))
+    }
+
+    /// Closes the one stream after `error` (it cannot go on after a failed read, so no later
+    /// part can be read) and keeps the first real error for the parts still waiting; under `turn`.
+    private func giveUpStream(after error: S3Error) {
+        stream?.close()
+        stream = nil
+        if streamFailure == nil, !S3PartUploader.isInterruption(error) { streamFailure = error }
     }
 
     /// Fills `target` from `stream`, whose next byte is at `offset`; at the source's end, makes

@@ -9,9 +9,9 @@ struct S3CompletedPart: Sendable {
     var size: Int
 }
 
-/// Reads and sends the parts of one multipart upload on `parallelParts` worker threads, each
-/// with one part buffer of its own (memory: parts in flight × part size, nothing else grows
-/// with the blob). A part the server already has (resume) is read and checked against it, and
+/// Reads and sends the parts of one multipart upload on up to `parallelParts` worker threads,
+/// each with one part buffer of its own (memory: at most the budget of parts in flight × part
+/// size, nothing else grows with the blob; a resumed upload with larger parts runs fewer). A part the server already has (resume) is read and checked against it, and
 /// sent only when it differs. A transient failure is retried for its part alone while the other
 /// workers go on; the first lasting failure stops every worker.
 final class S3PartUploader: @unchecked Sendable {
@@ -22,6 +22,8 @@ final class S3PartUploader: @unchecked Sendable {
     /// The parts of a blob of known length; `nil` for a stream read until it ends.
     private let plan: [S3PartPlan]?
     private let partSize: Int
+    /// The bytes that all part buffers together may take (see ``workerCount(partCount:bufferSize:memoryBudget:parallelParts:)``).
+    private let memoryBudget: Int
     private let options: S3UploadOptions
     private let listed: [Int: S3Answers.ListedPart]
     private let cancellation: S3Cancellation
@@ -34,11 +36,14 @@ final class S3PartUploader: @unchecked Sendable {
     private var completed: [S3CompletedPart] = []
     private var completedBytes: Int64 = 0
     private var failure: S3Error?
+    /// A worker's interruption (`cancelled`), kept apart: it is the upload's error only when no
+    /// real one arrives, since a worker stopped by another's failure must not hide that failure.
+    private var interruption: S3Error?
     private(set) var partsKept = 0
     private(set) var bytesKept: Int64 = 0
 
     init(
-        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int,
+        wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int, memoryBudget: Int,
         options: S3UploadOptions, listed: [Int: S3Answers.ListedPart], cancellation: S3Cancellation, events: S3EventSink
     ) {
         self.wire = wire
@@ -47,6 +52,7 @@ final class S3PartUploader: @unchecked Sendable {
         self.reader = reader
         self.plan = plan
         self.partSize = partSize
+        self.memoryBudget = memoryBudget
         self.options = options
         self.listed = listed
         self.cancellation = cancellation
@@ -57,8 +63,9 @@ final class S3PartUploader: @unchecked Sendable {
     /// Uploads every part that the server does not have as the source has it; returns all
     /// parts in order.
     func run() throws(S3Error) -> [S3CompletedPart] {
-        let workers = max(1, min(options.parallelParts, plan?.count ?? options.parallelParts))
         let bufferSize = plan.map { $0.map(\.size).max() ?? 0 } ?? partSize
+        let workers = Self.workerCount(
+            partCount: plan?.count, bufferSize: bufferSize, memoryBudget: memoryBudget, parallelParts: options.parallelParts)
         let group = DispatchGroup()
         for _ in 0..<workers {
             group.enter()
@@ -70,9 +77,16 @@ final class S3PartUploader: @unchecked Sendable {
             thread.start()
         }
         group.wait()
-        if let failure { throw failure }
+        if let failure = failure ?? interruption { throw failure }
         if cancellation.isCancelled { throw .cancelled(uploadID: uploadID) }
         return completed.sorted { $0.number < $1.number }
+    }
+
+    /// How many workers, each with a part buffer of `bufferSize` bytes, run side by side: at
+    /// most `parallelParts`, and no more than `memoryBudget` holds (a resumed upload's parts
+    /// may be larger than the options' own; ``S3UploadRun`` refuses parts larger than the budget).
+    static func workerCount(partCount: Int?, bufferSize: Int, memoryBudget: Int, parallelParts: Int) -> Int {
+        max(1, min(parallelParts, partCount ?? parallelParts, memoryBudget / max(bufferSize, 1)))
     }
 
     private func work(bufferSize: Int) {
@@ -116,15 +130,25 @@ final class S3PartUploader: @unchecked Sendable {
         listed[part.number].flatMap { $0.size == Int64(part.size) ? $0 : nil }
     }
 
+    /// Records a worker's error and stops the others at once. The first real error wins over
+    /// any interruption, whichever arrives first.
     private func fail(_ error: S3Error) {
-        let first = lock.withLock { () -> Bool in
-            guard failure == nil else { return false }
-            if case .cancelled = error, cancellation.isCancelled { return false }
-            failure = error
-            return true
+        lock.withLock {
+            if Self.isInterruption(error) {
+                if interruption == nil { interruption = error }
+            } else if failure == nil {
+                failure = error
+            }
         }
-        // The other workers stop at once; their interruption is not the upload's error.
-        if first { cancellation.cancel() }
+        cancellation.cancel()
+    }
+
+    /// Whether `error` only says that a worker was stopped (by the caller, or because another
+    /// worker failed), rather than why the upload failed.
+    static func isInterruption(_ error: S3Error) -> Bool {
+        if case .cancelled = error { return true }
+        if case .transfer(.cancelled) = error { return true }
+        return false
     }
 
     private func handle(_ part: S3PartPlan, digests: S3PartDigests, buffer: UnsafeMutableRawBufferPointer) throws(S3Error) {
@@ -142,13 +166,17 @@ final class S3PartUploader: @unchecked Sendable {
         events.send(.partUploaded(partNumber: part.number, bytes: part.size))
     }
 
-    /// Whether the server's copy of a part is the source's: by its checksum when the server
-    /// lists one, else by its ETag, which is the part's MD5 for unencrypted and SSE-S3 parts.
-    /// Anything that cannot be checked (an ETag that is no MD5, under SSE-KMS) is sent again.
+    /// Whether the server's copy of a part is the source's: everything the server lists must
+    /// match — its checksum when it lists one, and its ETag when that is an MD5 (unencrypted
+    /// and SSE-S3 parts), since a 32-bit CRC alone is the weaker of the two. A part with
+    /// neither (an ETag that is no MD5, under SSE-KMS, and no checksum) is sent again.
     static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests) -> Bool {
-        if let checksum = listed.checksum { return checksum == digests.checksum.base64 }
+        if let checksum = listed.checksum, checksum != digests.checksum.base64 { return false }
         let tag = listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
-        guard tag.count == 32, let md5 = digests.md5 else { return false }
+        guard tag.count == 32, tag.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            return listed.checksum != nil
+        }
+        guard let md5 = digests.md5 else { return false }
         return tag == md5.hex
     }
 

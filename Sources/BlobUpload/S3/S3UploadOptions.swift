@@ -10,7 +10,8 @@ public struct S3UploadOptions: Sendable {
     public static let maximumPartCount = 10_000
 
     /// Bytes per part, 8 MiB by default; grown for a blob that would need more than 10,000
-    /// parts. Memory is about ``parallelParts`` × this.
+    /// parts. Memory is at most ``parallelParts`` × this (as grown): a resumed upload with
+    /// larger parts runs fewer at once, and one whose parts exceed that is refused.
     public var partSize = 8 * 1024 * 1024
     /// Parts read and sent at the same time, 4 by default.
     public var parallelParts = 4

@@ -19,6 +19,9 @@ struct S3UploadRun {
         // Of unknown length (a pipe), the part size cannot grow: such a blob is at most 10,000 parts.
         var partSize = try Self.partSize(for: reader.length ?? 0, source: source.name, options: options)
         let threshold = options.singlePutThreshold ?? partSize
+        // The parts in flight, each of the size chosen here, bound the memory; a resumed
+        // upload's own part size must fit within it too.
+        let memoryBudget = options.parallelParts * partSize
         if resumedID == nil, let length = reader.length, length <= Int64(threshold) {
             return try putObject(reader, length: length)
         }
@@ -26,12 +29,28 @@ struct S3UploadRun {
         var listed: [Int: S3Answers.ListedPart] = [:]
         if let resumedID {
             uploadID = resumedID
-            for part in try listParts(uploadID: uploadID) { listed[part.number] = part }
+            let listing = try listParts(uploadID: uploadID)
+            // Its parts carry the algorithm the upload was created with; S3 refuses others.
+            if let algorithm = listing.algorithm, algorithm.uppercased() != options.checksum.s3Name {
+                throw .invalidConfiguration(
+                    name: "checksum",
+                    reason: "upload \(uploadID) was created with \(algorithm) checksums, not \(options.checksum.s3Name); resume it with that checksum")
+            }
+            for part in listing.parts { listed[part.number] = part }
             // Parts are numbered by the part size the upload started with: keep it.
             if let size = listed.values.map(\.size).max(), size >= Int64(S3UploadOptions.minimumPartSize),
                size <= Int64(S3UploadOptions.maximumPartSize),
                (reader.length.map { ($0 + size - 1) / size } ?? 0) <= Int64(S3UploadOptions.maximumPartCount) {
                 partSize = Int(size)
+            }
+            // Its largest part buffer: one such part must fit within the memory budget.
+            let largest = Int(min(Int64(partSize), reader.length ?? Int64(partSize)))
+            if largest > memoryBudget {
+                throw .invalidConfiguration(
+                    name: "partSize",
+                    reason: "upload \(uploadID) has parts of \(partSize) bytes on the server, more than parallelParts × partSize "
+                        + "(\(options.parallelParts) × \(options.partSize) bytes) allows in memory; resume it with a partSize of "
+                        + "at least \(partSize) bytes")
             }
         } else {
             uploadID = try create()
@@ -40,7 +59,8 @@ struct S3UploadRun {
         do {
             let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
             let uploader = S3PartUploader(
-                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, options: options,
+                wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, memoryBudget: memoryBudget,
+                options: options,
                 listed: listed, cancellation: cancellation, events: events)
             let parts = try uploader.run()
             if resumedID != nil {
@@ -119,7 +139,8 @@ struct S3UploadRun {
 
     private func create() throws(S3Error) -> String {
         let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
-                          fields: [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)])
+                          fields: [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)],
+                          createsResource: true)
         // A refused first connection is a server that is not there: no point in waiting.
         return try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
             let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
@@ -132,9 +153,11 @@ struct S3UploadRun {
         }
     }
 
-    /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`.
-    func listParts(uploadID: String) throws(S3Error) -> [S3Answers.ListedPart] {
+    /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`, and the
+    /// upload's checksum algorithm (`CRC32C`) when the server names it.
+    func listParts(uploadID: String) throws(S3Error) -> (parts: [S3Answers.ListedPart], algorithm: String?) {
         var parts: [S3Answers.ListedPart] = []
+        var algorithm: String?
         var marker: String?
         repeat {
             var query = [("uploadId", uploadID)]
@@ -149,21 +172,31 @@ struct S3UploadRun {
                 }
                 return root
             }
+            if let named = root.value("ChecksumAlgorithm"), !named.isEmpty { algorithm = named }
             for part in root.all("Part") {
                 guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init),
-                      let eTag = part.value("ETag") else {
+                      let eTag = part.value("ETag"), !eTag.isEmpty else {
                     throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a part lacks its number, size or ETag")
                 }
                 parts.append(S3Answers.ListedPart(number: number, size: size, eTag: eTag, checksum: part.value("Checksum\(options.checksum.s3Name)")))
             }
-            let truncated = root.value("IsTruncated") == "true"
-            let nextMarker = root.value("NextPartNumberMarker")
-            guard !truncated || (nextMarker != nil && nextMarker != marker) else {
-                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a truncated list without a new NextPartNumberMarker")
+            guard parts.count <= S3UploadOptions.maximumPartCount else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
+                                         reason: "more than \(S3UploadOptions.maximumPartCount) parts listed")
             }
-            marker = truncated ? nextMarker : nil
-        } while marker != nil
-        return parts
+            guard root.value("IsTruncated") == "true" else { break }
+            // Pages go forward by part number, so they end: a marker must be a number past the last.
+            guard let next = root.value("NextPartNumberMarker"), let nextNumber = Int(next) else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
+                                         reason: "a truncated list without a numeric NextPartNumberMarker")
+            }
+            guard nextNumber > (marker.flatMap(Int.init) ?? 0), nextNumber <= S3UploadOptions.maximumPartCount else {
+                throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
+                                         reason: "a truncated list whose NextPartNumberMarker \(next) does not follow \(marker ?? "0")")
+            }
+            marker = next
+        } while true
+        return (parts, algorithm)
     }
 
     private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {
@@ -171,11 +204,9 @@ struct S3UploadRun {
         let call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
                           fields: [("Content-Type", "application/xml")], uploadID: uploadID)
         let payloadHash = SHA256.digest(of: body).hex
-        var attempts = 0
         let root: S3XMLElement
         do {
             root = try retry.run(key: key, uploadID: uploadID, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
-                attempts += 1
                 var sent: Result<S3Answer, S3Error> = .failure(.cancelled(uploadID: uploadID))
                 body.withUnsafeBytes { bytes in
                     sent = Result { () throws(S3Error) in
@@ -193,16 +224,25 @@ struct S3UploadRun {
                 }
                 return root
             }
-        } catch .uploadGone(let bucket, let key, let uploadID) where attempts > 1 {
-            // A Complete whose answer was lost may have completed the upload: the object then
-            // carries the ETag these very parts make, and only that counts as success.
+        } catch .uploadGone(let bucket, let key, let uploadID) {
+            // A Complete whose answer was lost (on a retry, or on a kept-alive connection sent
+            // again at once) may have completed the upload: the object then carries the ETag
+            // these very parts make, of their length, and only that counts as success.
             guard let eTag = try completedEarlier(parts, length: length) else { throw .uploadGone(bucket: bucket, key: key, uploadID: uploadID) }
             return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: nil, uploadID: uploadID, length: length,
                                   partCount: parts.count, partsSent: partsSent)
         }
         // moto names the root CompleteMultipartUploadResponse.
-        guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag") else {
+        guard ["CompleteMultipartUploadResult", "CompleteMultipartUploadResponse"].contains(root.name), let eTag = root.value("ETag"), !eTag.isEmpty else {
             throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation, reason: "the answer names no ETag")
+        }
+        // A multipart ETag ends in "-" and the part count, whatever the encryption (its hex
+        // part is the MD5 of the part MD5s only for unencrypted and SSE-S3 parts, so it is
+        // not compared): another count is another object.
+        let trimmed = eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        if let dash = trimmed.lastIndex(of: "-"), let count = Int(trimmed[trimmed.index(after: dash)...]), count != parts.count {
+            throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation,
+                                     reason: "the ETag \(eTag) names \(count) parts, but \(parts.count) were completed")
         }
         return S3UploadResult(
             bucket: wire.bucket, key: key, eTag: eTag, checksum: root.value("Checksum\(options.checksum.s3Name)"),
@@ -222,7 +262,10 @@ struct S3UploadRun {
         let expected = "\"\(md5.finalize().hex)-\(parts.count)\""
         let call = S3Call(operation: "HeadObject", method: "HEAD", key: key)
         let answer = try retry.run(key: key, uploadID: nil, partNumber: nil) { () throws(S3Error) -> S3Answer in
-            try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+            let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+            // Throttling or a server failure says nothing of the object: ask again.
+            if answer.statusCode >= 500 { throw wire.failure(of: answer, for: call) }
+            return answer
         }
         guard answer.statusCode == 200, answer.head.fields["etag"] == expected,
               answer.head.fields["content-length"].flatMap(Int64.init) == length else { return nil }

@@ -13,6 +13,9 @@ struct S3Call {
     var fields: [(String, String)] = []
     var uploadID: String?
     var partNumber: Int?
+    /// Whether sending it twice makes two resources (`CreateMultipartUpload`): such a call
+    /// never goes out on a kept-alive connection.
+    var createsResource = false
 }
 
 /// S3's answer: status, head fields, body (error bodies and XML results are small).
@@ -26,9 +29,12 @@ struct S3Answer {
 /// kept-alive connections (one per part in flight). Blocking: it runs on the upload's worker
 /// threads, never on Swift's cooperative pool.
 ///
-/// Redirects: one within the endpoint's origin is followed, signed anew for its URL; one to
-/// another origin is refused (``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``):
-/// the `Authorization` field and the body are never sent to another host.
+/// Redirects: one to the very same URL (path and query) is followed, signed anew, at most
+/// twice; one to another path or query within the origin is refused as a protocol violation
+/// naming its target (it would store the blob under another key or turn `UploadPart` into
+/// `PutObject`); one to another origin is refused
+/// (``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``): the `Authorization`
+/// field and the body are never sent to another host.
 final class S3Wire: Sendable {
     let bucket: String
     let signer: SigV4Signer
@@ -39,7 +45,8 @@ final class S3Wire: Sendable {
     private let timeout: TimeInterval
     private let idle = Mutex<[HTTP1Connection]>([])
 
-    /// Error bodies and XML results are kept up to this size.
+    /// Error bodies and XML results are kept up to this size; an answer with a longer body is a
+    /// protocol violation (no S3 answer this client asks for comes near it).
     static let maxKeptBody = 4 << 20
 
     /// A wire for `configuration`.
@@ -62,9 +69,14 @@ final class S3Wire: Sendable {
         }
         let bucket = configuration.bucket
         guard (3...63).contains(bucket.utf8.count),
-              bucket.utf8.allSatisfy({ (48...57).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 || $0 == 95 }) else {
+              bucket.utf8.allSatisfy({ (48...57).contains($0) || (97...122).contains($0) || $0 == 45 || $0 == 46 }) else {
             throw .invalidConfiguration(
                 name: "bucket", reason: "\"\(bucket)\" is not an S3 bucket name (3 to 63 lowercase letters, digits, '.', '-')")
+        }
+        // An IPv6 literal names one host: no bucket can be put in front of it.
+        if host.contains(":"), configuration.addressing == .virtualHost {
+            throw .unsupportedEndpoint(
+                endpoint: endpoint.absoluteString, reason: "virtual-host addressing needs a host name, not an IPv6 address")
         }
         self.bucket = bucket
         self.scheme = scheme
@@ -73,11 +85,16 @@ final class S3Wire: Sendable {
         self.addressing = configuration.addressing
         self.timeout = configuration.timeout
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
+        guard URL(string: "\(scheme)://\(authority)/") != nil else {
+            throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "no request URL can be made of its host and port")
+        }
     }
 
-    /// `host[:port]` as sent in `Host` and signed (the default port left out).
-    private var authority: String {
-        let name = addressing == .virtualHost ? "\(bucket).\(host)" : host
+    /// `host[:port]` as sent in `Host` and signed (the default port left out; an IPv6 literal
+    /// in brackets, as the request head writes it).
+    var authority: String {
+        let literal = host.contains(":") ? "[\(host)]" : host
+        let name = addressing == .virtualHost ? "\(bucket).\(host)" : literal
         return port == 80 ? name : "\(name):\(port)"
     }
 
@@ -88,9 +105,14 @@ final class S3Wire: Sendable {
     }
 
     /// The URL of `call`, as sent.
-    func url(for call: S3Call) -> URL {
+    /// - Throws: ``S3Error/unsupportedEndpoint(endpoint:reason:)`` when none can be made.
+    func url(for call: S3Call) throws(S3Error) -> URL {
         let query = S3URLEncoding.canonicalQuery(call.query)
-        return URL(string: "\(scheme)://\(authority)\(path(for: call.key))" + (query.isEmpty ? "" : "?" + query))!
+        let text = "\(scheme)://\(authority)\(path(for: call.key))" + (query.isEmpty ? "" : "?" + query)
+        guard let url = URL(string: text) else {
+            throw .unsupportedEndpoint(endpoint: "\(scheme)://\(authority)", reason: "\(call.operation): \(text) is no URL")
+        }
+        return url
     }
 
     /// Signs and sends `call` with `body` (hashed as `payloadHash`), and reads the answer.
@@ -100,7 +122,7 @@ final class S3Wire: Sendable {
     func send(
         _ call: S3Call, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
     ) throws(S3Error) -> S3Answer {
-        var url = url(for: call)
+        var url = try url(for: call)
         let origin = URLOrigin(url)
         for _ in 0..<3 {
             let answer = try exchange(call, url: url, body: body, payloadHash: payloadHash, cancellation: cancellation)
@@ -109,18 +131,37 @@ final class S3Wire: Sendable {
             guard URLOrigin(target) == origin else {
                 throw .transfer(.crossOriginRefused(method: call.method, url: target.absoluteString, allowedOrigin: "\(origin)"))
             }
+            // Another path or query is another object or operation (an UploadPart without its
+            // query is a PutObject over the whole object): never followed.
+            guard Self.sameResource(target, url) else {
+                throw .transfer(.protocolViolation(
+                    url: target.absoluteString,
+                    reason: "\(call.operation) \(url.absoluteString): a redirect to another path or query is refused (it would be another object or operation)"))
+            }
             url = target
         }
         throw .transfer(.protocolViolation(url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
     }
 
+    /// The signature of `call` sent to `url`: its path and query as the URL sends them, the
+    /// host as the `Host` field names it.
+    func sign(_ call: S3Call, url: URL, payloadHash: String, date: Date) -> SigV4Signer.Signed {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        return signer.sign(
+            method: call.method, path: components?.percentEncodedPath ?? "/", query: components?.percentEncodedQuery ?? "",
+            host: authority, fields: call.fields, payloadHash: payloadHash, date: date)
+    }
+
+    /// Whether `a` and `b` have the same path and query, as sent.
+    private static func sameResource(_ a: URL, _ b: URL) -> Bool {
+        let (x, y) = (URLComponents(url: a, resolvingAgainstBaseURL: false), URLComponents(url: b, resolvingAgainstBaseURL: false))
+        return x?.percentEncodedPath == y?.percentEncodedPath && x?.percentEncodedQuery == y?.percentEncodedQuery
+    }
+
     private func exchange(
         _ call: S3Call, url: URL, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
     ) throws(S3Error) -> S3Answer {
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        let signed = signer.sign(
-            method: call.method, path: components?.percentEncodedPath ?? "/", query: components?.percentEncodedQuery ?? "",
-            host: authority, fields: call.fields, payloadHash: payloadHash, date: Date())
+        let signed = sign(call, url: url, payloadHash: payloadHash, date: Date())
         let head = HTTPRequestHead(method: call.method, url: url, fields: call.fields + signed.fields, contentLength: body?.count ?? 0)
         if let (name, problem) = head.fieldProblem {
             throw .transfer(HeaderFieldCheck.error(name: name, problem: problem))
@@ -129,7 +170,8 @@ final class S3Wire: Sendable {
         var retriedStale = false
         while true {
             if cancellation.isCancelled { throw .cancelled(uploadID: call.uploadID) }
-            let reused = idle.withLock { $0.popLast() }
+            // A new connection cannot be stale, so such a call is never sent twice by this loop.
+            let reused = call.createsResource ? nil : pooledConnection()
             let connection = reused ?? HTTP1Connection()
             guard cancellation.watch(connection) else { throw .cancelled(uploadID: call.uploadID) }
             defer { cancellation.unwatch(connection) }
@@ -139,8 +181,11 @@ final class S3Wire: Sendable {
                     try connection.connect(host: host, port: port, wait: .after(timeout))
                 }
                 let answer = try transmit(on: connection, method: call.method, head: headBytes, body: body)
+                // Unwatched first: a cancellation after this point no longer reaches it. One
+                // that came before is seen by the checks in `returnToPool` and when popped.
+                cancellation.unwatch(connection)
                 if answer.reusable, !cancellation.isCancelled {
-                    idle.withLock { $0.append(connection) }
+                    returnToPool(connection)
                 }
                 return S3Answer(head: answer.head, body: Data(answer.body))
             } catch {
@@ -155,8 +200,25 @@ final class S3Wire: Sendable {
         }
     }
 
-    /// Writes the request and reads the answer; an answer the server sent before it stopped
-    /// reading the body (an early 400 or 403) is read rather than lost in a broken pipe.
+    /// Keeps `connection` for a later request, unless it was cancelled.
+    func returnToPool(_ connection: HTTP1Connection) {
+        guard !connection.isCancelled else { return }
+        idle.withLock { $0.append(connection) }
+    }
+
+    /// A kept-alive connection that was not cancelled since it was put back, if any.
+    private func pooledConnection() -> HTTP1Connection? {
+        idle.withLock { idle in
+            while let connection = idle.popLast() {
+                if !connection.isCancelled { return connection }
+            }
+            return nil
+        }
+    }
+
+    /// Writes the request and reads the answer; an error answer the server sent before it
+    /// stopped reading the body (an early 400 or 403) is read rather than lost in a broken
+    /// pipe, but an early 2xx is not taken for the success of a body not all sent.
     private func transmit(on connection: HTTP1Connection, method: String, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
         let wait = HTTP1Wait.silence(timeout)
         do {
@@ -165,14 +227,17 @@ final class S3Wire: Sendable {
                 try connection.send(body, wait: wait)
             }
         } catch {
+            // Only a refusal explains a body the server stopped reading; a success cannot
+            // stand for bytes that were never sent.
             guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody) else {
+                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true),
+                  answer.head.statusCode >= 300 else {
                 throw error
             }
             answer.reusable = false
             return answer
         }
-        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody)
+        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
     }
 
     private static func uploadError(_ error: HTTP1Error, method: String, url: URL) -> BlobUploadError {

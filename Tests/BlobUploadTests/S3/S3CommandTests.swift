@@ -48,6 +48,13 @@ import Testing
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// An IPv6 endpoint with nothing listening fails like any refused connection, not by a trap.
+    @Test func anIPv6EndpointIsUsable() throws {
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://[::1]:1", "/etc/hostname", "s3://bucket/k"])
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("[::1]:1"), "\(result.standardError)")
+    }
+
     @Test func standardInputIsReadUntilItEndsAndUploadedInParts() throws {
         let (_, bucket) = try MotoS3.makeBucket()
         defer { MotoS3.removeBucket(bucket) }

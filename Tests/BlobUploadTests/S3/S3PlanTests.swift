@@ -1,5 +1,6 @@
 @testable import BlobUpload
 import Foundation
+import HTTP1
 import Testing
 
 /// How a blob is cut into parts, and how requests are addressed.
@@ -29,12 +30,28 @@ import Testing
         let credentials = S3Credentials(accessKeyID: "a", secretAccessKey: "s")
         let call = S3Call(operation: "PutObject", method: "PUT", key: "a b/ü", query: [("partNumber", "2"), ("uploadId", "x=y")])
         let path = try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://Host.Example:9000")!, bucket: "media", credentials: credentials))
-        #expect(path.url(for: call).absoluteString == "http://host.example:9000/media/a%20b/%C3%BC?partNumber=2&uploadId=x%3Dy")
+        #expect(try path.url(for: call).absoluteString == "http://host.example:9000/media/a%20b/%C3%BC?partNumber=2&uploadId=x%3Dy")
         let host = try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "media",
                                                             addressing: .virtualHost, credentials: credentials))
-        #expect(host.url(for: call).absoluteString == "http://media.s3.example/a%20b/%C3%BC?partNumber=2&uploadId=x%3Dy")
+        #expect(try host.url(for: call).absoluteString == "http://media.s3.example/a%20b/%C3%BC?partNumber=2&uploadId=x%3Dy")
         #expect(throws: S3Error.self) {
             try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "No_Such", credentials: credentials))
         }
+        // S3's rules: lowercase letters, digits, '.' and '-', as the message says; no '_'.
+        #expect(throws: S3Error.invalidConfiguration(
+            name: "bucket", reason: "\"no_such\" is not an S3 bucket name (3 to 63 lowercase letters, digits, '.', '-')")) {
+            try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://s3.example")!, bucket: "no_such", credentials: credentials))
+        }
+    }
+
+    /// An IPv6 literal is bracketed in the URL, and the host signed is the `Host` field written.
+    @Test func ipv6EndpointsAreBracketedAndSignedAsTheHostFieldIsWritten() throws {
+        let credentials = S3Credentials(accessKeyID: "a", secretAccessKey: "s")
+        let wire = try S3Wire(configuration: S3Configuration(endpoint: URL(string: "http://[::1]:9000")!, bucket: "media", credentials: credentials))
+        let url = try wire.url(for: S3Call(operation: "PutObject", method: "PUT", key: "k"))
+        #expect(url.absoluteString == "http://[::1]:9000/media/k")
+        let head = String(decoding: HTTPRequestHead(method: "PUT", url: url, fields: [], contentLength: 0).serialized(), as: UTF8.self)
+        #expect(head.contains("\r\nHost: \(wire.authority)\r\n"), "\(head)")
+        #expect(wire.authority == "[::1]:9000")
     }
 }

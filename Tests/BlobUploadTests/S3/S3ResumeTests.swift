@@ -99,4 +99,82 @@ import Testing
         #expect(log.all.contains(.resumed(uploadID: id, partsKept: 1, bytesKept: Int64(Self.partSize))))
         #expect(try MotoS3.sha256(bucket: bucket, key: "changed.bin") == TempFiles.sha256(ofFileAtPath: path))
     }
+
+    /// Resuming adopts the upload's own part size, but never more part buffers than the
+    /// options' memory budget (parts in flight × part size) holds.
+    @Test func adoptedLargerPartsRunFewerWorkersWithinTheMemoryBudget() {
+        let budget = 4 * Self.partSize
+        #expect(S3PartUploader.workerCount(partCount: 3, bufferSize: 16 << 20, memoryBudget: budget, parallelParts: 4) == 1)
+        #expect(S3PartUploader.workerCount(partCount: 9, bufferSize: 10 << 20, memoryBudget: budget, parallelParts: 4) == 2)
+        #expect(S3PartUploader.workerCount(partCount: 9, bufferSize: Self.partSize, memoryBudget: budget, parallelParts: 4) == 4)
+        #expect(S3PartUploader.workerCount(partCount: 2, bufferSize: Self.partSize, memoryBudget: budget, parallelParts: 4) == 2)
+    }
+
+    /// A server listing parts larger than the whole budget (a hostile 5 GiB part) is refused
+    /// with the size it names, before any buffer is allocated or anything sent.
+    @Test func aListedPartLargerThanTheMemoryBudgetIsRefused() async throws {
+        let listing = S3ErrorTests.answer("200 OK", body: """
+            <ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber><Size>5368709120</Size>\
+            <ETag>"0123456789abcdef0123456789abcdef"</ETag></Part></ListPartsResult>
+            """)
+        let server = try ScriptedHTTPServer(connections: [[listing]])
+        let client = try S3ErrorTests.client(server)
+        var options = S3ErrorTests.multipart
+        options.partSize = Self.partSize
+        options.parallelParts = 1
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await client.upload(S3ErrorTests.source(Self.partSize + 1000), key: "k", options: options, resuming: "UP-1")
+        }
+        guard case .invalidConfiguration("partSize", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("5368709120"), "\(reason)")
+        #expect(server.requests.count == 1)
+    }
+
+    /// An upload created with another checksum algorithm cannot take parts of this one:
+    /// resuming it is refused, naming the upload's algorithm, before any part is sent.
+    @Test func resumingWithAnotherChecksumAlgorithmIsRefusedNamingTheUploads() async throws {
+        let listing = S3ErrorTests.answer("200 OK", body: """
+            <ListPartsResult><ChecksumAlgorithm>SHA256</ChecksumAlgorithm><IsTruncated>false</IsTruncated></ListPartsResult>
+            """)
+        let server = try ScriptedHTTPServer(connections: [[listing]])
+        let client = try S3ErrorTests.client(server)
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await client.upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart, resuming: "UP-1")
+        }
+        guard case .invalidConfiguration("checksum", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("SHA256"), "\(reason)")
+        #expect(server.requests.count == 1)
+    }
+
+    /// A part list whose markers go back (2, then 1: endless pages) is a protocol violation.
+    @Test func aPartListWhoseMarkerGoesBackIsRefused() async throws {
+        func page(_ marker: Int) -> String {
+            S3ErrorTests.answer("200 OK", body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>\(marker)</NextPartNumberMarker></ListPartsResult>")
+        }
+        let server = try ScriptedHTTPServer(connections: [[page(2)], [page(1)]])
+        let client = try S3ErrorTests.client(server)
+        await #expect(throws: S3Error.protocolViolation(
+            bucket: "scripted-bucket", key: "k", operation: "ListParts",
+            reason: "a truncated list whose NextPartNumberMarker 1 does not follow 2")) {
+            _ = try await client.listParts(key: "k", uploadID: "UP-1")
+        }
+    }
+
+    /// A part on the server is kept only when everything listed for it matches: a 32-bit CRC
+    /// that matches does not outweigh an MD5 ETag that does not.
+    @Test func aListedPartIsKeptOnlyWhenItsChecksumAndItsMD5ETagBothMatch() throws {
+        let bytes = Data("part".utf8)
+        var crc = S3ChecksumAlgorithm.crc32c.algorithm.makeChecksum()
+        var md5 = MD5()
+        bytes.withUnsafeBytes { crc.update($0); md5.update($0) }
+        let digests = S3PartDigests(checksum: crc.finalize(), md5: md5.finalize())
+        let checksum = digests.checksum.base64
+        let goodTag = "\"\(try #require(digests.md5).hex)\""
+        let otherTag = "\"0123456789abcdef0123456789abcdef\""
+        #expect(S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: goodTag, checksum: checksum), digests: digests))
+        #expect(!S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: otherTag, checksum: checksum), digests: digests))
+        #expect(!S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: goodTag, checksum: "AAAAAA=="), digests: digests))
+        // An ETag that is no MD5 (SSE-KMS): the checksum alone decides.
+        #expect(S3PartUploader.matches(S3Answers.ListedPart(number: 1, size: 4, eTag: "\"kms-tag\"", checksum: checksum), digests: digests))
+    }
 }
