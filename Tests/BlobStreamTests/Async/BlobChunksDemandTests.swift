@@ -39,7 +39,10 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(totals.count == 256 && totals.allSatisfy { $0 == size })
-        // Sources are read by the tasks themselves or the library's few shared threads.
-        #expect(threads.count <= 32, "the sources were read on \(threads.count) threads")
+        // Sources are read by the tasks themselves or the library's few shared threads. The
+        // tasks' threads are dispatch's global pool, which on Linux adds a thread whenever its
+        // threads are blocked (by other tests, in a full run): a bound well above the pool, and
+        // far below the 256 that a thread per sequence would take.
+        #expect(threads.count <= 64, "the sources were read on \(threads.count) threads")
     }
 }
