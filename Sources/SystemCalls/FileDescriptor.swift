@@ -73,7 +73,11 @@ package final class FileDescriptor: Sendable {
     package static func socket(family: Int32, type: Int32, proto: Int32) -> Result<FileDescriptor, Errno> {
         valueOrErrno { systemSocket(family, type, proto) }.flatMap { raw in
             let socket = FileDescriptor(adopting: raw)
+            #if os(Linux)
+            return .success(socket)
+            #else
             return socket.markCloseOnExecAndNonBlocking().map(Result.failure) ?? .success(socket)
+            #endif
         }
     }
 

@@ -92,8 +92,15 @@ func systemPoll(_ fds: UnsafeMutablePointer<pollfd>, _ count: Int, _ millisecond
     poll(fds, nfds_t(count), milliseconds)
 }
 
+/// `socket` created close-on-exec and non-blocking at once where Linux allows it, so no child
+/// that another thread spawns meanwhile inherits it; elsewhere the caller sets the flags.
+/// (Swift's Glibc has no `pipe2`: pipes get their flags just after they are made.)
 func systemSocket(_ family: Int32, _ type: Int32, _ proto: Int32) -> Int32 {
+    #if os(Linux)
+    socket(family, type | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), proto)
+    #else
     socket(family, type, proto)
+    #endif
 }
 
 func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {

@@ -161,7 +161,7 @@ final class ScriptedHTTPServer: Sendable {
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
     init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")

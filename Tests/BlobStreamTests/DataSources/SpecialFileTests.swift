@@ -64,7 +64,7 @@ import Testing
         let directory = try TempFiles.makeDirectory(prefix: "special-socket")
         defer { TempFiles.remove(directory) }
         let path = directory + "/socket"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(fd >= 0)
         defer { close(fd) }
         var address = sockaddr_un()

@@ -24,7 +24,7 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     /// Starts listening; `respond` returns the raw response bytes for each request.
     init(respond: @escaping @Sendable (Request) -> [UInt8]) throws {
         self.respond = respond
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
