@@ -95,7 +95,29 @@ public final class TusServerProcess: Sendable {
         TempFiles.remove(dataDirectory + ".log")
     }
 
+    /// Starts the server and waits until it accepts connections. A server restarted on its old
+    /// port can lose the race for it (the one before may still hold it for a moment, on a
+    /// loaded machine), and exits at once: it is started again, up to three times in all.
     private func launch() throws {
+        var attempt = 1
+        while true {
+            do {
+                return try launchOnce()
+            } catch let failure as LaunchFailure where failure.exitedEarly && attempt < 3 {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.5)
+            } catch let failure as LaunchFailure {
+                throw failure.error
+            }
+        }
+    }
+
+    private struct LaunchFailure: Error {
+        var exitedEarly: Bool
+        var error: TestSupportError
+    }
+
+    private func launchOnce() throws {
         let script = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Scripts/tus_server.py").path
@@ -127,9 +149,9 @@ public final class TusServerProcess: Sendable {
             Thread.sleep(forTimeInterval: 0.1)
         }
         let printed = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        throw TestSupportError(
+        throw LaunchFailure(exitedEarly: !started.isRunning, error: TestSupportError(
             "the private tus server on port \(port) did not start: \(printed.suffix(2000)) "
-                + "(\(TestServers.instructions))")
+                + "(\(TestServers.instructions))"))
     }
 
     private func terminate(signal: Int32) {

@@ -23,14 +23,20 @@ import Testing
         options.chunkSize = chunk
         options.retry.initialDelay = 0.1
         let restarted = Mutex(false)
+        let restartFailure = Mutex<String?>(nil)
         options.chunkBodyHook = { offset, body in
             if offset == Int64(2 * chunk), !restarted.withLock({ $0 }) {
                 restarted.withLock { $0 = true }
-                try? await onPlainThread { try server.restart() }
+                do {
+                    try await onPlainThread { try server.restart() }
+                } catch {
+                    restartFailure.withLock { $0 = "\(error)" }
+                }
             }
             return body
         }
         let result = try await TusClient(endpoint: server.filesURL, transport: transport).upload(.file(path: path), options: options)
+        #expect(restartFailure.withLock { $0 } == nil, "the test's server did not come back")
         #expect(restarted.withLock { $0 })
         #expect(result.length == Int64(size))
         #expect(try tusStoredCopyMatches(result.uploadURL, file: path, dataRoot: server.dataDirectory))
