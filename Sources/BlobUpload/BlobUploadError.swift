@@ -44,7 +44,8 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// is another file. Nothing was sent. Give the upload's name as the filename to resume a
     /// file that was only renamed.
     case filenameMismatch(url: String, uploadFilename: String, sourceFilename: String)
-    /// The server accepts uploads of at most `maxSize` bytes; the source has `length`.
+    /// The server accepts uploads of at most `maxSize` bytes; the source has `length` (live
+    /// data: at least `length`, and nothing past `maxSize` was sent).
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
     /// The server's answer breaks the tus protocol in a way the client cannot work around.
     case protocolViolation(url: String, reason: String)

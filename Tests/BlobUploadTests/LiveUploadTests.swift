@@ -225,6 +225,22 @@ import Testing
         }
     }
 
+    /// Live data that grows past the server's `Tus-Max-Size` is refused before the PATCH that
+    /// would cross it, as a known length past it is before the upload is created.
+    @Test func liveDataPastTheServersMaximumIsTooLarge() async throws {
+        let options = Self.deferOptions.replacingOccurrences(of: "\r\n\r\n", with: "\r\nTus-Max-Size: 1500\r\n\r\n")
+        let server = try ScriptedHTTPServer(connections: [[
+            options, ScriptedTus.created("/files/live"), ScriptedTus.patched(1000),
+        ]])
+        defer { server.stop() }
+        let endpoint = ScriptedTus.endpoint(server)
+        await #expect(throws: BlobUploadError.tooLarge(endpoint: endpoint.absoluteString, length: 2000, maxSize: 1500)) {
+            _ = try await TusClient(endpoint: endpoint).upload(
+                .live(name: "live.bin", GeneratedBytes(size: 5000, seed: 80)), options: ScriptedTus.options(chunkSize: 1000))
+        }
+        #expect(server.requests.filter { $0.hasPrefix("PATCH") }.count == 1, "\(server.requests)")
+    }
+
     @Test func liveDataCannotResumeAnUpload() async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.deferOptions]])
         defer { server.stop() }

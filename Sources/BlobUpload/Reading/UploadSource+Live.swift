@@ -13,9 +13,13 @@ extension UploadSource {
     /// ```
     ///
     /// - The sequence is iterated once, by a task of the upload's, which pulls the next element
-    ///   only when the upload needs more bytes: memory stays bounded by the chunk sizes (the
-    ///   producer's, and the upload's), whatever the producer's pace. Nothing is pulled before
-    ///   the upload starts reading.
+    ///   only when the upload needs more bytes: the upload holds at most one element and its own
+    ///   chunks. Nothing is pulled before the upload starts reading. What the *sequence* holds is
+    ///   its own affair: one that makes an element when asked (its `next()` encodes, reads or
+    ///   receives it) stays within those bounds at any pace, while an `AsyncStream` buffers
+    ///   every element yielded ahead of the upload (unbounded by default) — a producer that
+    ///   outruns the network there should wait, or the stream should be given a buffering
+    ///   policy the producer can live with.
     /// - The data ends when the sequence does. A ``TusClient`` upload creates the upload with
     ///   `Upload-Defer-Length: 1` and sends the length with its last `PATCH`; a server without
     ///   the creation-defer-length extension is refused with

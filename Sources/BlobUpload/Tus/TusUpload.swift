@@ -28,6 +28,8 @@ final class TusUpload {
     /// bytes it never received.
     var sentEnd: Int64 = 0
     var checksumAlgorithm: ChecksumAlgorithm?
+    /// The server's `Tus-Max-Size`, against which live data is checked as it grows.
+    var maxSize: Int64?
     /// Whether `OPTIONS` answered with `Tus-Version`, as a tus server must.
     var optionsShowedTus = false
     /// Failures since the offset last moved forward.
@@ -60,6 +62,7 @@ final class TusUpload {
         try options.validate()
         let capabilities = try await discover()
         checksumAlgorithm = options.checksum.algorithm(for: capabilities)
+        maxSize = capabilities.maxSize
         if let existing {
             try await resume(existing)
         } else if source.isLive {
@@ -102,8 +105,11 @@ final class TusUpload {
         if let hook = options.chunkBodyHook {
             body = await hook(offset, body)
         }
-        bytesSent += Int64(body.count)
         let end = offset + Int64(body.count)
+        if source.isLive, let maxSize, end > maxSize {
+            throw .tooLarge(endpoint: client.endpoint.absoluteString, length: end, maxSize: maxSize)
+        }
+        bytesSent += Int64(body.count)
         sentEnd = max(sentEnd, end)
         // The deferred length goes with the body that ends there: what the server was told is
         // then exactly what it was sent.
@@ -145,6 +151,8 @@ final class TusUpload {
     /// server's real offset before anything is sent again.
     private func recover(from error: BlobUploadError) async throws(BlobUploadError) {
         switch error {
+        case .tooLarge:
+            throw error
         case .uploadGone:
             try await restart(after: error)
             return
