@@ -87,4 +87,21 @@ import Testing
         }
         #expect(reason.contains("after 10 body bytes"), "\(reason)")
     }
+
+    /// A server that answers a PATCH with success before it read the body, and closes, has
+    /// not received those bytes: a 2xx read after a failed send is never taken as their
+    /// confirmation (an early refusal, 3xx and up, still explains the failure).
+    @Test func anEarlySuccessBeforeThePatchBodyWasSentConfirmsNothing() async throws {
+        let size = 8 << 20
+        let early = ScriptedTus.patched(Int64(size))
+        let server = try ScriptedHTTPServer(
+            connections: [[ScriptedTus.options, ScriptedTus.created("/files/early")], [early]], readsBodies: false)
+        defer { server.stop() }
+        var options = ScriptedTus.options(chunkSize: size)
+        options.retry.maxAttempts = 1
+        await #expect(throws: BlobUploadError.self) {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(server), transport: .automatic)
+                .upload(ScriptedTus.source(size), options: options)
+        }
+    }
 }

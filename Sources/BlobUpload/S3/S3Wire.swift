@@ -195,7 +195,7 @@ final class S3Wire: Sendable {
                     retriedStale = true
                     continue
                 }
-                throw .transfer(Self.uploadError(error, method: call.method, url: url))
+                throw .transfer(SocketHTTPTransport.uploadError(error, method: call.method, url: url, connecting: true))
             }
         }
     }
@@ -216,48 +216,12 @@ final class S3Wire: Sendable {
         }
     }
 
-    /// Writes the request and reads the answer; an error answer the server sent before it
-    /// stopped reading the body (an early 400 or 403) is read rather than lost in a broken
-    /// pipe, but an early 2xx is not taken for the success of a body not all sent.
+    /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
+    /// an early error answer is read rather than lost in a broken pipe, an early 2xx never
+    /// counts for a body not all sent); an answer body past the bound fails the request.
     private func transmit(on connection: HTTP1Connection, method: String, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
-        let wait = HTTP1Wait.silence(timeout)
-        do {
-            try connection.send(head, wait: wait)
-            if let body, !body.isEmpty {
-                try connection.send(body, wait: wait)
-            }
-        } catch {
-            // Only a refusal explains a body the server stopped reading; a success cannot
-            // stand for bytes that were never sent.
-            guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true),
-                  answer.head.statusCode >= 300 else {
-                throw error
-            }
-            answer.reusable = false
-            return answer
-        }
-        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
-    }
-
-    private static func uploadError(_ error: HTTP1Error, method: String, url: URL) -> BlobUploadError {
-        let code: URLError.Code
-        let reason: String
-        switch error {
-        case .cancelled:
-            return .cancelled
-        case .protocolViolation(let violation):
-            return .protocolViolation(url: url.absoluteString, reason: "\(method): \(violation)")
-        case .timedOut:
-            (reason, code) = ("connect, send or receive: timed out", .timedOut)
-        case .network(let text, .unresolved):
-            (reason, code) = (text, .cannotFindHost)
-        case .network(let text, .refused):
-            (reason, code) = (text, .cannotConnectToHost)
-        case .network(let text, .lost):
-            (reason, code) = (text, .networkConnectionLost)
-        }
-        return .network(method: method, url: url.absoluteString, reason: reason, code: code.rawValue)
+        try connection.exchange(
+            method: method, head: head, body: body, wait: .silence(timeout), keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
     }
 
     /// The error for an answer with an error status (or a 200 whose body is an `<Error>`, as

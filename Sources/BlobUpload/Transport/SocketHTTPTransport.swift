@@ -128,31 +128,20 @@ final class SocketHTTPTransport: Sendable {
         }
     }
 
-    /// Writes the request and reads the answer. A server may answer before it read the whole
-    /// request (413, 401, 409) and close the connection, which breaks the send: its answer, if
-    /// it came, says more than the broken pipe, and must not be taken for a transient failure.
-    /// A send that timed out has a server that stopped reading, not one that closed: no waiting
-    /// for an answer then.
+    /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
+    /// an early refusal is read, an early success never counts).
     private func exchange(on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?) throws(HTTP1Error) -> HTTP1Answer {
         let wait = HTTP1Wait.silence(timeout)
-        do {
-            try connection.send(head, wait: wait)
-            if let body, !body.isEmpty {
-                var result: Result<Void, HTTP1Error> = .success(())
-                body.withUnsafeBytes { bytes in
-                    result = Result { () throws(HTTP1Error) in try connection.send(bytes, wait: wait) }
-                }
-                try result.get()
-            }
-        } catch {
-            guard case .network = error,
-                  var answer = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) else {
-                throw error
-            }
-            answer.reusable = false
-            return answer
+        guard let body else {
+            return try connection.exchange(method: method, head: head, body: nil, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
         }
-        return try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
+        var result: Result<HTTP1Answer, HTTP1Error> = .failure(.cancelled)
+        body.withUnsafeBytes { bytes in
+            result = Result { () throws(HTTP1Error) in
+                try connection.exchange(method: method, head: head, body: bytes, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
+            }
+        }
+        return try result.get()
     }
 
     /// The kept-alive connection to `host`:`port`, if there is one (taking it out of the pool).
