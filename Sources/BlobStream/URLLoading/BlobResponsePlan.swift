@@ -29,8 +29,9 @@ struct BlobResponsePlan: Equatable {
 
     /// The single byte range of a `Range` header, or `nil` when it names none this protocol
     /// serves: no header, another unit, several ranges or a malformed one. RFC 9110 lets a
-    /// server ignore such a header and answer 200 with the whole blob.
-    static func requestedRange(_ header: String?) -> RequestedRange? {
+    /// server ignore such a header and answer 200 with the whole blob. Without `saturating`, a
+    /// number past `Int64` makes the range malformed too (a command line refuses it).
+    static func requestedRange(_ header: String?, saturating: Bool = true) -> RequestedRange? {
         guard let header else { return nil }
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }
@@ -38,7 +39,7 @@ struct BlobResponsePlan: Equatable {
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
         let firstText = spec[..<dash], lastText = spec[spec.index(after: dash)...]
         func number(_ text: Substring) -> Int64? {
-            guard !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else { return nil }
+            guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
             return Int64(text)
         }
         if firstText.isEmpty {
