@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -28,6 +29,16 @@ import FoundationNetworking
 public final class BlobURLProtocol: URLProtocol {
     /// Serial, on a global (not overcommitting) queue: many requests share a few threads.
     private let queue = DispatchQueue(label: "BlobURLProtocol", target: .global(qos: .userInitiated))
+    private static let wholeBodyLimit = Mutex<Int64>(1 << 30)
+
+    /// The largest body a completion-handler or `async` data task is given (1 GiB unless set):
+    /// FoundationNetworking hands those tasks one `Data`, so the whole body is held in memory.
+    /// A larger one fails the task with ``BlobStreamError/unsupportedURL(url:reason:)`` before
+    /// any memory is taken for it; a data task with a session delegate streams any size.
+    public static var maximumWholeBodyLength: Int64 {
+        get { wholeBodyLimit.withLock { $0 } }
+        set { wholeBodyLimit.withLock { $0 = newValue } }
+    }
     private let lock = NSLock()
     private var transfer: BlobURLTransfer?
     private var stopped: BlobURLTransfer?

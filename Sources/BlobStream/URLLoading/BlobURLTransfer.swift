@@ -39,8 +39,8 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     // Touched only on `queue`.
     private var plan: BlobResponsePlan?
     private var remaining: Int64?
-    private var body = Data()
-    private var filled = 0
+    /// The body of a `.whole` delivery, as it arrives.
+    private var body: WholeBodyBuffer?
     /// Body bytes earlier transfers of the task delivered (after a suspend and resume).
     private var deliveredBefore: Int64 = 0
     private var length: Int64?
@@ -106,6 +106,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
             do throws(BlobStreamError) { try stream.seek(to: plan.start) } catch { return fail(error) }
         }
         length = description.length
+        if plan.sendsBody, let refusal = wholeBodyRefusal(bodyLength: plan.count) { return fail(refusal) }
         sendResponse(plan)
         guard plan.sendsBody, plan.count != 0 else { return finish() }
         startBody(count: plan.count)
@@ -132,8 +133,30 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
 
     private func startBody(count: Int64?) {
         remaining = count
-        if case .whole = delivery, let count { body = Data(count: Int(count)) }
+        if case .whole = delivery {
+            // Not more than a block up front for an unknown length: it grows as bytes arrive.
+            let capacity = count.map { Int($0) } ?? max(stream.blockSize, 1)
+            guard let buffer = WholeBodyBuffer(capacity: capacity) else { return fail(allocationFailure(capacity)) }
+            body = buffer
+        }
         pump()
+    }
+
+    /// Why a whole-body delivery of `bodyLength` bytes (`nil`: unknown yet) is refused, if it is:
+    /// over ``BlobURLProtocol/maximumWholeBodyLength`` the task would hold it all in memory.
+    private func wholeBodyRefusal(bodyLength: Int64?) -> BlobStreamError? {
+        guard case .whole = delivery else { return nil }
+        let limit = BlobURLProtocol.maximumWholeBodyLength
+        guard let bodyLength, bodyLength > limit else { return nil }
+        return .unsupportedURL(
+            url: request.url?.absoluteString ?? source.resourceName,
+            reason: "the body is \(bodyLength) bytes, more than BlobURLProtocol.maximumWholeBodyLength (\(limit)) that a "
+                + "completion-handler or async task receives in one piece; use a data task with a session delegate, which streams it")
+    }
+
+    private func allocationFailure(_ bytes: Int) -> BlobStreamError {
+        .system(resource: request.url?.absoluteString ?? source.resourceName, operation: "allocate \(bytes) bytes for the whole body",
+                offset: nil, errno: ENOMEM)
     }
 
     private func sendResponse(_ plan: BlobResponsePlan) {
@@ -157,10 +180,13 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         let want = Int(min(Int64(max(stream.blockSize, 1)), remaining ?? Int64.max))
         let count: Int
         var chunk = Data()
-        if case .whole = delivery, remaining != nil {
-            count = body.withUnsafeMutableBytes { bytes in
-                stream.read(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + filled, maxLength: want)
+        if case .whole = delivery {
+            guard let body else { return }
+            guard let read = body.append(upTo: want, { stream.read($0, maxLength: want) }) else {
+                return fail(allocationFailure(body.count + want))
             }
+            count = read
+            if remaining == nil, let refusal = wholeBodyRefusal(bodyLength: Int64(body.count)) { return fail(refusal) }
         } else {
             chunk = Data(count: want)
             count = chunk.withUnsafeMutableBytes { stream.read($0.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: want) }
@@ -171,14 +197,11 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
             if count < 0 { openOrReadFailed() }
             return  // 0: the end; `.endEncountered` follows
         }
-        filled += count
         remaining = remaining.map { $0 - Int64(count) }
         switch delivery {
         case .streamed(let delegateQueue):
             deliver(chunk, through: delegateQueue)
-        case .whole:
-            if remaining == nil { body.append(chunk) }
-        case .refused:
+        case .whole, .refused:
             break
         }
         if remaining == 0 { finish() }
@@ -222,9 +245,8 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private func finish() {
         done = true
         stream.close()
-        if case .whole = delivery, filled > 0 {
-            let data = body.count == filled ? body : body.prefix(filled)
-            body = Data()
+        if let data = body?.take(), !data.isEmpty {
+            body = nil
             gate.send { client, owner in client.urlProtocol(owner, didLoad: data) }
         }
         gate.send { client, owner in client.urlProtocolDidFinishLoading(owner) }
@@ -234,7 +256,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private func fail(_ error: BlobStreamError) {
         done = true
         stream.close()
-        body = Data()
+        body = nil
         gate.send { client, owner in client.urlProtocol(owner, didFailWithError: error) }
         gate.closeAfterSent()
     }
