@@ -40,7 +40,9 @@ struct BlobResponsePlan: Equatable {
         let firstText = spec[..<dash], lastText = spec[spec.index(after: dash)...]
         func number(_ text: Substring) -> Int64? {
             guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int64(text)
+            // Digits past Int64 are a valid, huge position (RFC 9110 sets no bound): saturated,
+            // a first byte is past any end (416) and a last byte is clamped to it.
+            return Int64(text) ?? (saturating ? Int64.max : nil)
         }
         if firstText.isEmpty {
             return number(lastText).map(RequestedRange.suffix)
@@ -103,9 +105,11 @@ struct BlobResponsePlan: Equatable {
     }
 
     /// The answer to a `bytes=a-…` request whose start the source refused at open because it
-    /// lies at or past the end: 416, naming the length the refusal reported.
+    /// lies at or past the end: 416, naming the length the refusal reported. Without a length
+    /// there is no `Content-Range` (`bytes */*` is not valid syntax).
     static func unsatisfiable(length: Int64?) -> BlobResponsePlan {
-        let fields = ["Cache-Control": "no-store", "Content-Range": "bytes */\(length.map(String.init) ?? "*")", "Content-Length": "0"]
+        var fields = ["Cache-Control": "no-store", "Content-Length": "0"]
+        if let length { fields["Content-Range"] = "bytes */\(length)" }
         return BlobResponsePlan(statusCode: 416, start: 0, count: 0, sendsBody: false, headerFields: fields)
     }
 
