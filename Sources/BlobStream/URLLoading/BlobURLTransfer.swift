@@ -72,9 +72,11 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     }
 
     /// Where a later transfer of the same task continues; call on the protocol's queue after
-    /// ``stop()``. `nil` when no response was sent yet (start afresh).
+    /// ``stop()``. `nil` when the client has no response yet (start afresh, response first):
+    /// a response planned and queued may have been dropped by the `stopLoading` that closed
+    /// the gate, and then everything queued after it was dropped too.
     func resumePoint() -> ResumePoint? {
-        guard let plan else { return nil }
+        guard let plan, gate.responseDelivered else { return nil }
         if case .whole = delivery { return ResumePoint(plan: plan, length: length, delivered: 0) }
         return ResumePoint(plan: plan, length: length, delivered: deliveredBefore + gate.deliveredBodyBytes)
     }
@@ -164,7 +166,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         guard let url = request.url,
             let response = HTTPURLResponse(url: url, statusCode: plan.statusCode, httpVersion: "HTTP/1.1", headerFields: plan.headerFields)
         else { return }
-        gate.send { client, owner in
+        gate.send(isResponse: true) { client, owner in
             client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
         }
     }
