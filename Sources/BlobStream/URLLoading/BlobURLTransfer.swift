@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -48,6 +49,9 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private var credits = BlobURLTransfer.window
     private var readWanted = false
     private var done = false
+    /// Set by ``stop()`` from any thread: a credit or event already queued then finds the
+    /// transfer over, instead of reading the closed stream and failing the task.
+    private let stopped = Atomic<Bool>(false)
 
     init(
         request: URLRequest, source: any BlobDataSource, delivery: BodyDelivery, gate: ProtocolClientGate,
@@ -84,11 +88,15 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     /// Closes the source at once; callable from any thread. The caller closes the gate first,
     /// so nothing reaches the client afterwards, and the stream posts no event after `close()`.
     func stop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
         stream.close()
     }
 
+    /// Whether nothing more is to be done: the transfer ended or was stopped.
+    private var isOver: Bool { done || stopped.load(ordering: .sequentiallyConsistent) }
+
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
-        guard !done else { return }
+        guard !isOver else { return }
         switch eventCode {
         case .openCompleted: respond()
         case .hasBytesAvailable: pump()
@@ -173,7 +181,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
 
     /// Reads one block (the stream posts `.hasBytesAvailable` again while bytes are left).
     private func pump() {
-        guard !done, plan != nil else { return }
+        guard !isOver, plan != nil else { return }
         if case .streamed = delivery, credits == 0 {
             readWanted = true
             return
@@ -247,11 +255,14 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private func finish() {
         done = true
         stream.close()
-        if let data = body?.take(), !data.isEmpty {
-            body = nil
-            gate.send { client, owner in client.urlProtocol(owner, didLoad: data) }
+        // The whole body and the finish in one client-queue block: a stopLoading between two
+        // blocks would drop the finish and, on resume, have the body sent again.
+        let data = body?.take() ?? Data()
+        body = nil
+        gate.send { client, owner in
+            if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
+            client.urlProtocolDidFinishLoading(owner)
         }
-        gate.send { client, owner in client.urlProtocolDidFinishLoading(owner) }
         gate.closeAfterSent()
     }
 

@@ -17,6 +17,8 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
 
     private let lock = NSLock()
     private var log: [Call] = []
+    /// Runs on the client queue after each `didLoad`, inside that client call.
+    var onLoad: (@Sendable () -> Void)?
     var calls: [Call] { lock.withLock { log } }
     private func record(_ call: Call) { lock.withLock { log.append(call) } }
 
@@ -25,7 +27,10 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
     func urlProtocol(_ protocol: URLProtocol, didReceive response: URLResponse, cacheStoragePolicy policy: URLCache.StoragePolicy) {
         record(.response((response as? HTTPURLResponse)?.statusCode ?? -1))
     }
-    func urlProtocol(_ protocol: URLProtocol, didLoad data: Data) { record(.load(data.count)) }
+    func urlProtocol(_ protocol: URLProtocol, didLoad data: Data) {
+        record(.load(data.count))
+        onLoad?()
+    }
     func urlProtocolDidFinishLoading(_ protocol: URLProtocol) { record(.finish) }
     func urlProtocol(_ protocol: URLProtocol, didFailWithError error: any Error) { record(.fail) }
     func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge) {}
@@ -33,8 +38,8 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
 }
 
 /// ``BlobURLTransfer`` driven directly, with a client queue the test holds, so the order of
-/// `stopLoading` (FoundationNetworking's `suspend()`) against queued client calls is chosen,
-/// not raced.
+/// `stopLoading` (FoundationNetworking's `suspend()`) against queued client calls and returned
+/// credits is chosen, not raced.
 @Suite struct BlobURLTransferResumeTests {
     /// Waits (without a deadline to assert on) until `condition` holds, or records that it never did.
     private func wait(_ what: String, until condition: () -> Bool) async {
@@ -80,5 +85,73 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
         #expect(calls.last == .finish, "\(calls)")
         let loaded = calls.reduce(0) { if case .load(let count) = $1 { $0 + count } else { $0 } }
         #expect(loaded == bytes.count, "\(calls)")
+    }
+    /// A stopped transfer is inert: a credit returned after `stop()` (the delegate queue took
+    /// a block) must not read the closed stream and end the task with a failure.
+    @Test func creditReturnedAfterStopMakesNoClientCall() async throws {
+        let source = ProbeDataSource(bytes: TempFiles.pseudoRandomBytes(count: 4 << 20, seed: 22), preferredBlockSize: 64 << 10)
+        let client = RecordingClient()
+        let url = URL(string: "x-stop://blob")!
+        let owner = URLProtocol(request: URLRequest(url: url), cachedResponse: nil, client: client)
+        let clientQueue = DispatchQueue(label: "client")
+        let queue = DispatchQueue(label: "transfer")
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        delegateQueue.isSuspended = true  // credits come back only when the test lets them
+        // The gate stays open: whatever the transfer sends after stop() reaches the client.
+        let gate = ProtocolClientGate(owner: owner, clientQueue: clientQueue)
+        let transfer = BlobURLTransfer(
+            request: URLRequest(url: url), source: source, delivery: .streamed(delegateQueue), gate: gate, queue: queue, resuming: nil)
+        transfer.start()
+        await wait("a window of blocks delivered") {
+            client.calls.filter { if case .load = $0 { true } else { false } }.count == BlobURLTransfer.window
+        }
+        for _ in 0..<10 { queue.sync {} }  // the next `.hasBytesAvailable` finds no credit
+        transfer.stop()
+        let before = client.calls
+        delegateQueue.isSuspended = false
+        // Serial: once this runs, every credit operation queued before it has run.
+        await withCheckedContinuation { continuation in delegateQueue.addOperation { continuation.resume() } }
+        queue.sync {}
+        clientQueue.sync {}
+        #expect(client.calls == before, "after stop(): \(client.calls.dropFirst(before.count))")
+    }
+
+    /// A `stopLoading` right after the whole body's `didLoad` must not leave the task without
+    /// its finish (and a resumed transfer sending the whole body again): body and finish are
+    /// one client-queue block.
+    @Test func stopBetweenWholeBodyAndFinishDoesNotRepeatTheBody() async throws {
+        let bytes = TempFiles.pseudoRandomBytes(count: 100_000, seed: 23)
+        let source = ProbeDataSource(bytes: bytes, preferredBlockSize: 16 << 10)
+        let client = RecordingClient()
+        let url = URL(string: "x-finish://blob")!
+        let owner = URLProtocol(request: URLRequest(url: url), cachedResponse: nil, client: client)
+        let clientQueue = DispatchQueue(label: "client")
+        let queue = DispatchQueue(label: "transfer")
+        // Holds the client queue after the block that delivers the body: whatever that block
+        // did not send waits behind the stopLoading below.
+        client.onLoad = { clientQueue.suspend() }
+        let gate = ProtocolClientGate(owner: owner, clientQueue: clientQueue)
+        let first = BlobURLTransfer(
+            request: URLRequest(url: url), source: source, delivery: .whole, gate: gate, queue: queue, resuming: nil)
+        first.start()
+        await wait("the body delivered") { client.calls.contains(.load(bytes.count)) }
+        gate.close()  // stopLoading; waits for the client call under way
+        first.stop()
+        let point = queue.sync { first.resumePoint() }
+        if !client.calls.contains(.finish) {
+            // FoundationNetworking resumes a task that has not finished.
+            let second = BlobURLTransfer(
+                request: URLRequest(url: url), source: source, delivery: .whole,
+                gate: ProtocolClientGate(owner: owner, clientQueue: clientQueue), queue: queue, resuming: point)
+            client.onLoad = nil
+            second.start()
+            clientQueue.resume()
+            await wait("the end of the resumed transfer") { client.calls.contains(.finish) || client.calls.contains(.fail) }
+        } else {
+            clientQueue.resume()
+        }
+        let calls = client.calls
+        #expect(calls == [.response(200), .load(bytes.count), .finish], "\(calls)")
     }
 }
