@@ -46,6 +46,8 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private var deliveredBefore: Int64 = 0
     private var length: Int64?
     private let resuming: ResumePoint?
+    /// ``BlobURLProtocol/maximumWholeBodyLength`` when the transfer began.
+    private let wholeBodyLimit: Int64
     private var credits = BlobURLTransfer.window
     private var readWanted = false
     private var done = false
@@ -55,8 +57,9 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
 
     init(
         request: URLRequest, source: any BlobDataSource, delivery: BodyDelivery, gate: ProtocolClientGate,
-        queue: DispatchQueue, resuming: ResumePoint?
+        queue: DispatchQueue, resuming: ResumePoint?, wholeBodyLimit: Int64 = BlobURLProtocol.maximumWholeBodyLength
     ) {
+        self.wholeBodyLimit = wholeBodyLimit
         self.request = request
         self.resuming = resuming
         self.source = DescribedDataSource(source)
@@ -154,13 +157,14 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
 
     /// Why a whole-body delivery of `bodyLength` bytes (`nil`: unknown yet) is refused, if it is:
     /// over ``BlobURLProtocol/maximumWholeBodyLength`` the task would hold it all in memory.
-    private func wholeBodyRefusal(bodyLength: Int64?) -> BlobStreamError? {
+    /// For a body of unknown length, called with the bytes so far (`soFar`).
+    private func wholeBodyRefusal(bodyLength: Int64?, soFar: Bool = false) -> BlobStreamError? {
         guard case .whole = delivery else { return nil }
-        let limit = BlobURLProtocol.maximumWholeBodyLength
+        let limit = wholeBodyLimit
         guard let bodyLength, bodyLength > limit else { return nil }
         return .unsupportedURL(
             url: request.url?.absoluteString ?? source.resourceName,
-            reason: "the body is \(bodyLength) bytes, more than BlobURLProtocol.maximumWholeBodyLength (\(limit)) that a "
+            reason: "the body is \(soFar ? "at least " : "")\(bodyLength) bytes, more than BlobURLProtocol.maximumWholeBodyLength (\(limit)) that a "
                 + "completion-handler or async task receives in one piece; use a data task with a session delegate, which streams it")
     }
 
@@ -196,7 +200,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
                 return fail(allocationFailure(body.count + want))
             }
             count = read
-            if remaining == nil, let refusal = wholeBodyRefusal(bodyLength: Int64(body.count)) { return fail(refusal) }
+            if remaining == nil, let refusal = wholeBodyRefusal(bodyLength: Int64(body.count), soFar: true) { return fail(refusal) }
         } else {
             chunk = Data(count: want)
             count = chunk.withUnsafeMutableBytes { stream.read($0.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: want) }

@@ -20,6 +20,9 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
     /// Runs on the client queue after each `didLoad`, inside that client call.
     var onLoad: (@Sendable () -> Void)?
     var calls: [Call] { lock.withLock { log } }
+    private var failure: BlobStreamError?
+    /// The error of the last `didFailWithError`, when it was a `BlobStreamError`.
+    var error: BlobStreamError? { lock.withLock { failure } }
     private func record(_ call: Call) { lock.withLock { log.append(call) } }
 
     func urlProtocol(_ protocol: URLProtocol, wasRedirectedTo request: URLRequest, redirectResponse: URLResponse) {}
@@ -32,7 +35,10 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
         onLoad?()
     }
     func urlProtocolDidFinishLoading(_ protocol: URLProtocol) { record(.finish) }
-    func urlProtocol(_ protocol: URLProtocol, didFailWithError error: any Error) { record(.fail) }
+    func urlProtocol(_ protocol: URLProtocol, didFailWithError error: any Error) {
+        lock.withLock { failure = error as? BlobStreamError }
+        record(.fail)
+    }
     func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge) {}
     func urlProtocol(_ protocol: URLProtocol, didCancel challenge: URLAuthenticationChallenge) {}
 }
@@ -153,5 +159,27 @@ private final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sen
         }
         let calls = client.calls
         #expect(calls == [.response(200), .load(bytes.count), .finish], "\(calls)")
+    }
+    /// A whole body of unknown length grows as bytes arrive, up to the limit: past it the task
+    /// fails (typed, naming the URL), instead of growing without bound.
+    @Test func wholeBodyOfUnknownLengthPastTheLimitFails() async throws {
+        let source = ProbeDataSource(bytes: TempFiles.pseudoRandomBytes(count: 300_000, seed: 24), hidesLength: true, preferredBlockSize: 16 << 10)
+        let client = RecordingClient()
+        let url = URL(string: "x-unknown://blob")!
+        let owner = URLProtocol(request: URLRequest(url: url), cachedResponse: nil, client: client)
+        let transfer = BlobURLTransfer(
+            request: URLRequest(url: url), source: source, delivery: .whole,
+            gate: ProtocolClientGate(owner: owner, clientQueue: DispatchQueue(label: "client")),
+            queue: DispatchQueue(label: "transfer"), resuming: nil, wholeBodyLimit: 100_000)
+        transfer.start()
+        await wait("the end of the transfer") { client.calls.contains(.finish) || client.calls.contains(.fail) }
+        #expect(client.calls == [.response(200), .fail], "\(client.calls)")
+        guard case .unsupportedURL(let named, let reason)? = client.error else {
+            Issue.record("expected unsupportedURL, got \(String(describing: client.error))")
+            return
+        }
+        #expect(named == url.absoluteString)
+        #expect(reason.contains("delegate"), "\(reason)")
+        await wait("the source closed") { source.calls.last == .close }
     }
 }
