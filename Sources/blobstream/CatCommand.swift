@@ -27,7 +27,8 @@ enum CatCommand: Command {
           -h, --help               show this help
 
         Exit status: 0 on success, 1 when the URL cannot be read (the message names it and
-        why), 64 for a wrong command line.
+        why) or a --range is not answered with that range (206 starting at A), 64 for a wrong
+        command line (a --range such as 5-x or 5-3).
 
         """
     }
@@ -39,13 +40,17 @@ enum CatCommand: Command {
         guard let url = URL(string: text), url.scheme != nil else { throw .usage("\(text) is not a URL") }
         try AssetLibraryOption.register(arguments)
         var request = URLRequest(url: url)
+        var requestedRange: StandardOutputWriter.RequestedRange?
         if let range = arguments.values["--range"] {
-            guard range.contains("-"), !range.contains(","), !range.contains("=") else {
-                throw .usage("--range takes A-B, A- or -N, not \(range)")
+            // The protocol's own parser: what it would ignore (and answer with the whole blob)
+            // is refused here.
+            guard let header = BlobURLProtocol.rangeHeader(for: range) else {
+                throw .usage("--range takes A-B (A <= B), A- or -N with decimal byte offsets, not \(range)")
             }
-            request.setValue("bytes=" + range, forHTTPHeaderField: "Range")
+            request.setValue(header.value, forHTTPHeaderField: "Range")
+            requestedRange = .init(text: range, firstByte: header.firstByte)
         }
-        let writer = StandardOutputWriter()
+        let writer = StandardOutputWriter(requestedRange: requestedRange)
         let configuration = URLSessionConfiguration.ephemeral
         BlobURLProtocol.install(into: configuration)
         let session = URLSession(configuration: configuration, delegate: writer, delegateQueue: nil)
@@ -69,9 +74,20 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
         case failure(String)
     }
 
+    /// The `--range` sent: its text and first byte (`nil` for `-N`).
+    struct RequestedRange {
+        var text: String
+        var firstByte: Int64?
+    }
+
     private let done = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var outcome: Outcome = .success
+    private let requestedRange: RequestedRange?
+
+    init(requestedRange: RequestedRange?) {
+        self.requestedRange = requestedRange
+    }
 
     func wait() -> Outcome {
         done.wait()
@@ -82,13 +98,38 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
+        let subject = dataTask.originalRequest?.url?.absoluteString ?? "?"
+        let http = response as? HTTPURLResponse
+        if let http, !(200..<300).contains(http.statusCode) {
             let detail = http.statusCode == 416
                 ? "the range is not satisfiable (length \(http.value(forHTTPHeaderField: "Content-Range")?.split(separator: "/").last ?? "unknown"))"
                 : "HTTP status \(http.statusCode)"
-            fail(dataTask, "\(dataTask.originalRequest?.url?.absoluteString ?? "?"): \(detail)")
+            fail(dataTask, "\(subject): \(detail)")
+        } else if let requestedRange, let problem = Self.rangeProblem(http, requested: requestedRange) {
+            fail(dataTask, "\(subject): \(problem)")
         }
         completionHandler(.allow)
+    }
+
+    /// Why `response` is not the requested range, or `nil` when it is: a 200 is the whole blob
+    /// (a server, or a source of unknown length, ignored the range), and a 206 must start at
+    /// the first byte asked for.
+    private static func rangeProblem(_ response: HTTPURLResponse?, requested: RequestedRange) -> String? {
+        guard let response, response.statusCode == 206 else {
+            let status = response.map { "status \($0.statusCode)" } ?? "a response without a status"
+            return "the server ignored the range \(requested.text) (\(status), not 206 Partial Content)"
+        }
+        let contentRange = response.value(forHTTPHeaderField: "Content-Range") ?? ""
+        let spec = contentRange.trimmingCharacters(in: .whitespaces)
+        guard spec.lowercased().hasPrefix("bytes "), let dash = spec.firstIndex(of: "-"),
+            let first = Int64(spec[spec.index(spec.startIndex, offsetBy: 6)..<dash].trimmingCharacters(in: .whitespaces))
+        else {
+            return "the 206 answer to the range \(requested.text) has no valid Content-Range (\(contentRange))"
+        }
+        if let expected = requested.firstByte, first != expected {
+            return "the server answered the range \(requested.text) with another one (Content-Range: \(contentRange))"
+        }
+        return nil
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -29,8 +29,9 @@ struct BlobResponsePlan: Equatable {
 
     /// The single byte range of a `Range` header, or `nil` when it names none this protocol
     /// serves: no header, another unit, several ranges or a malformed one. RFC 9110 lets a
-    /// server ignore such a header and answer 200 with the whole blob.
-    static func requestedRange(_ header: String?) -> RequestedRange? {
+    /// server ignore such a header and answer 200 with the whole blob. Without `saturating`, a
+    /// number past `Int64` makes the range malformed too (a command line refuses it).
+    static func requestedRange(_ header: String?, saturating: Bool = true) -> RequestedRange? {
         guard let header else { return nil }
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }
@@ -38,8 +39,10 @@ struct BlobResponsePlan: Equatable {
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return nil }
         let firstText = spec[..<dash], lastText = spec[spec.index(after: dash)...]
         func number(_ text: Substring) -> Int64? {
-            guard !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else { return nil }
-            return Int64(text)
+            guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            // Digits past Int64 are a valid, huge position (RFC 9110 sets no bound): saturated,
+            // a first byte is past any end (416) and a last byte is clamped to it.
+            return Int64(text) ?? (saturating ? Int64.max : nil)
         }
         if firstText.isEmpty {
             return number(lastText).map(RequestedRange.suffix)
@@ -102,9 +105,11 @@ struct BlobResponsePlan: Equatable {
     }
 
     /// The answer to a `bytes=a-…` request whose start the source refused at open because it
-    /// lies at or past the end: 416, naming the length the refusal reported.
+    /// lies at or past the end: 416, naming the length the refusal reported. Without a length
+    /// there is no `Content-Range` (`bytes */*` is not valid syntax).
     static func unsatisfiable(length: Int64?) -> BlobResponsePlan {
-        let fields = ["Cache-Control": "no-store", "Content-Range": "bytes */\(length.map(String.init) ?? "*")", "Content-Length": "0"]
+        var fields = ["Cache-Control": "no-store", "Content-Length": "0"]
+        if let length { fields["Content-Range"] = "bytes */\(length)" }
         return BlobResponsePlan(statusCode: 416, start: 0, count: 0, sendsBody: false, headerFields: fields)
     }
 

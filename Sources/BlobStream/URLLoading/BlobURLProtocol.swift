@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -28,6 +29,16 @@ import FoundationNetworking
 public final class BlobURLProtocol: URLProtocol {
     /// Serial, on a global (not overcommitting) queue: many requests share a few threads.
     private let queue = DispatchQueue(label: "BlobURLProtocol", target: .global(qos: .userInitiated))
+    private static let wholeBodyLimit = Mutex<Int64>(1 << 30)
+
+    /// The largest body a completion-handler or `async` data task is given (1 GiB unless set):
+    /// FoundationNetworking hands those tasks one `Data`, so the whole body is held in memory.
+    /// A larger one fails the task with ``BlobStreamError/unsupportedURL(url:reason:)`` before
+    /// any memory is taken for it; a data task with a session delegate streams any size.
+    public static var maximumWholeBodyLength: Int64 {
+        get { wholeBodyLimit.withLock { $0 } }
+        set { wholeBodyLimit.withLock { $0 = newValue } }
+    }
     private let lock = NSLock()
     private var transfer: BlobURLTransfer?
     private var stopped: BlobURLTransfer?
@@ -38,6 +49,20 @@ public final class BlobURLProtocol: URLProtocol {
     public static func install(into configuration: URLSessionConfiguration) {
         let others = (configuration.protocolClasses ?? []).filter { $0 != BlobURLProtocol.self }
         configuration.protocolClasses = [BlobURLProtocol.self] + others
+    }
+
+    /// The `Range` header value for a byte range written `A-B`, `A-` or `-N` (as
+    /// `blobstream cat --range` takes it), and its first byte (`nil` for `-N`); `nil` when this
+    /// protocol would not read it as one satisfiable-in-form range (`5-x`, `5-3`, a number past
+    /// `Int64`). A server may ignore a range it cannot parse and send the whole blob, so a
+    /// caller that wants only the range checks it here first.
+    public static func rangeHeader(for spec: String) -> (value: String, firstByte: Int64?)? {
+        let value = "bytes=" + spec
+        switch BlobResponsePlan.requestedRange(value, saturating: false) {
+        case .from(let first, _)?: return (value, first)
+        case .suffix?: return (value, nil)
+        case nil: return nil
+        }
     }
 
     /// True for a URL whose scheme ``BlobURLRegistry/shared`` has a source for, except `http`

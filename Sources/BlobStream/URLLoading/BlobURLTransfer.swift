@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -39,20 +40,26 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     // Touched only on `queue`.
     private var plan: BlobResponsePlan?
     private var remaining: Int64?
-    private var body = Data()
-    private var filled = 0
+    /// The body of a `.whole` delivery, as it arrives.
+    private var body: WholeBodyBuffer?
     /// Body bytes earlier transfers of the task delivered (after a suspend and resume).
     private var deliveredBefore: Int64 = 0
     private var length: Int64?
     private let resuming: ResumePoint?
+    /// ``BlobURLProtocol/maximumWholeBodyLength`` when the transfer began.
+    private let wholeBodyLimit: Int64
     private var credits = BlobURLTransfer.window
     private var readWanted = false
     private var done = false
+    /// Set by ``stop()`` from any thread: a credit or event already queued then finds the
+    /// transfer over, instead of reading the closed stream and failing the task.
+    private let stopped = Atomic<Bool>(false)
 
     init(
         request: URLRequest, source: any BlobDataSource, delivery: BodyDelivery, gate: ProtocolClientGate,
-        queue: DispatchQueue, resuming: ResumePoint?
+        queue: DispatchQueue, resuming: ResumePoint?, wholeBodyLimit: Int64 = BlobURLProtocol.maximumWholeBodyLength
     ) {
+        self.wholeBodyLimit = wholeBodyLimit
         self.request = request
         self.resuming = resuming
         self.source = DescribedDataSource(source)
@@ -72,9 +79,11 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     }
 
     /// Where a later transfer of the same task continues; call on the protocol's queue after
-    /// ``stop()``. `nil` when no response was sent yet (start afresh).
+    /// ``stop()``. `nil` when the client has no response yet (start afresh, response first):
+    /// a response planned and queued may have been dropped by the `stopLoading` that closed
+    /// the gate, and then everything queued after it was dropped too.
     func resumePoint() -> ResumePoint? {
-        guard let plan else { return nil }
+        guard let plan, gate.responseDelivered else { return nil }
         if case .whole = delivery { return ResumePoint(plan: plan, length: length, delivered: 0) }
         return ResumePoint(plan: plan, length: length, delivered: deliveredBefore + gate.deliveredBodyBytes)
     }
@@ -82,11 +91,15 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     /// Closes the source at once; callable from any thread. The caller closes the gate first,
     /// so nothing reaches the client afterwards, and the stream posts no event after `close()`.
     func stop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
         stream.close()
     }
 
+    /// Whether nothing more is to be done: the transfer ended or was stopped.
+    private var isOver: Bool { done || stopped.load(ordering: .sequentiallyConsistent) }
+
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
-        guard !done else { return }
+        guard !isOver else { return }
         switch eventCode {
         case .openCompleted: respond()
         case .hasBytesAvailable: pump()
@@ -106,6 +119,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
             do throws(BlobStreamError) { try stream.seek(to: plan.start) } catch { return fail(error) }
         }
         length = description.length
+        if plan.sendsBody, let refusal = wholeBodyRefusal(bodyLength: plan.count) { return fail(refusal) }
         sendResponse(plan)
         guard plan.sendsBody, plan.count != 0 else { return finish() }
         startBody(count: plan.count)
@@ -132,8 +146,31 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
 
     private func startBody(count: Int64?) {
         remaining = count
-        if case .whole = delivery, let count { body = Data(count: Int(count)) }
+        if case .whole = delivery {
+            // Not more than a block up front for an unknown length: it grows as bytes arrive.
+            let capacity = count.map { Int($0) } ?? max(stream.blockSize, 1)
+            guard let buffer = WholeBodyBuffer(capacity: capacity) else { return fail(allocationFailure(capacity)) }
+            body = buffer
+        }
         pump()
+    }
+
+    /// Why a whole-body delivery of `bodyLength` bytes (`nil`: unknown yet) is refused, if it is:
+    /// over ``BlobURLProtocol/maximumWholeBodyLength`` the task would hold it all in memory.
+    /// For a body of unknown length, called with the bytes so far (`soFar`).
+    private func wholeBodyRefusal(bodyLength: Int64?, soFar: Bool = false) -> BlobStreamError? {
+        guard case .whole = delivery else { return nil }
+        let limit = wholeBodyLimit
+        guard let bodyLength, bodyLength > limit else { return nil }
+        return .unsupportedURL(
+            url: request.url?.absoluteString ?? source.resourceName,
+            reason: "the body is \(soFar ? "at least " : "")\(bodyLength) bytes, more than BlobURLProtocol.maximumWholeBodyLength (\(limit)) that a "
+                + "completion-handler or async task receives in one piece; use a data task with a session delegate, which streams it")
+    }
+
+    private func allocationFailure(_ bytes: Int) -> BlobStreamError {
+        .system(resource: request.url?.absoluteString ?? source.resourceName, operation: "allocate \(bytes) bytes for the whole body",
+                offset: nil, errno: ENOMEM)
     }
 
     private func sendResponse(_ plan: BlobResponsePlan) {
@@ -141,14 +178,14 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         guard let url = request.url,
             let response = HTTPURLResponse(url: url, statusCode: plan.statusCode, httpVersion: "HTTP/1.1", headerFields: plan.headerFields)
         else { return }
-        gate.send { client, owner in
+        gate.send(isResponse: true) { client, owner in
             client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
         }
     }
 
     /// Reads one block (the stream posts `.hasBytesAvailable` again while bytes are left).
     private func pump() {
-        guard !done, plan != nil else { return }
+        guard !isOver, plan != nil else { return }
         if case .streamed = delivery, credits == 0 {
             readWanted = true
             return
@@ -157,10 +194,13 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
         let want = Int(min(Int64(max(stream.blockSize, 1)), remaining ?? Int64.max))
         let count: Int
         var chunk = Data()
-        if case .whole = delivery, remaining != nil {
-            count = body.withUnsafeMutableBytes { bytes in
-                stream.read(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + filled, maxLength: want)
+        if case .whole = delivery {
+            guard let body else { return }
+            guard let read = body.append(upTo: want, { stream.read($0, maxLength: want) }) else {
+                return fail(allocationFailure(body.count + want))
             }
+            count = read
+            if remaining == nil, let refusal = wholeBodyRefusal(bodyLength: Int64(body.count), soFar: true) { return fail(refusal) }
         } else {
             chunk = Data(count: want)
             count = chunk.withUnsafeMutableBytes { stream.read($0.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: want) }
@@ -171,14 +211,11 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
             if count < 0 { openOrReadFailed() }
             return  // 0: the end; `.endEncountered` follows
         }
-        filled += count
         remaining = remaining.map { $0 - Int64(count) }
         switch delivery {
         case .streamed(let delegateQueue):
             deliver(chunk, through: delegateQueue)
-        case .whole:
-            if remaining == nil { body.append(chunk) }
-        case .refused:
+        case .whole, .refused:
             break
         }
         if remaining == 0 { finish() }
@@ -222,19 +259,21 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private func finish() {
         done = true
         stream.close()
-        if case .whole = delivery, filled > 0 {
-            let data = body.count == filled ? body : body.prefix(filled)
-            body = Data()
-            gate.send { client, owner in client.urlProtocol(owner, didLoad: data) }
+        // The whole body and the finish in one client-queue block: a stopLoading between two
+        // blocks would drop the finish and, on resume, have the body sent again.
+        let data = body?.take() ?? Data()
+        body = nil
+        gate.send { client, owner in
+            if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
+            client.urlProtocolDidFinishLoading(owner)
         }
-        gate.send { client, owner in client.urlProtocolDidFinishLoading(owner) }
         gate.closeAfterSent()
     }
 
     private func fail(_ error: BlobStreamError) {
         done = true
         stream.close()
-        body = Data()
+        body = nil
         gate.send { client, owner in client.urlProtocol(owner, didFailWithError: error) }
         gate.closeAfterSent()
     }

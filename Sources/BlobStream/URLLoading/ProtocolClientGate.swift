@@ -17,6 +17,7 @@ final class ProtocolClientGate: @unchecked Sendable {
     private let lock = NSLock()
     private var owner: URLProtocol?
     private var sentBodyBytes: Int64 = 0
+    private var sentResponse = false
     private let clientQueue: DispatchQueue
 
     /// `clientQueue` is the queue `startLoading` and `stopLoading` run on.
@@ -26,19 +27,25 @@ final class ProtocolClientGate: @unchecked Sendable {
     }
 
     /// Queues `call` on the client queue; it is made there unless the gate is closed by then.
-    /// `bodyBytes` (of a `didLoad`) count towards ``deliveredBodyBytes`` once made.
-    func send(bodyBytes: Int = 0, _ call: @escaping @Sendable (any URLProtocolClient, URLProtocol) -> Void) {
+    /// `bodyBytes` (of a `didLoad`) count towards ``deliveredBodyBytes`` once made, and a call
+    /// that `isResponse` sets ``responseDelivered``.
+    func send(bodyBytes: Int = 0, isResponse: Bool = false, _ call: @escaping @Sendable (any URLProtocolClient, URLProtocol) -> Void) {
         clientQueue.async { [self] in
             lock.withLock {
                 guard let owner, let client = owner.client else { return }
                 call(client, owner)
                 sentBodyBytes += Int64(bodyBytes)
+                if isResponse { sentResponse = true }
             }
         }
     }
 
     /// Body bytes the client has been given.
     var deliveredBodyBytes: Int64 { lock.withLock { sentBodyBytes } }
+
+    /// Whether the client has been given the response: not merely queued, since a `stopLoading`
+    /// that closes the gate first drops it.
+    var responseDelivered: Bool { lock.withLock { sentResponse } }
 
     /// Closes the gate after the calls already sent: for the transfer's own end.
     func closeAfterSent() {

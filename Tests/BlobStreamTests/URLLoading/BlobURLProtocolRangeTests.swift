@@ -56,7 +56,7 @@ import FoundationNetworking
         #expect(result.data == result.bytes[first...last])
     }
 
-    @Test(arguments: ["bytes=\(size)-", "bytes=\(size + 100)-\(size + 200)", "bytes=-0"])
+    @Test(arguments: ["bytes=\(size)-", "bytes=\(size + 100)-\(size + 200)", "bytes=-0", "bytes=99999999999999999999-"])
     func unsatisfiableRangeGets416(range: String) async throws {
         let result = try await load(range)
         defer { result.fixture.remove() }
@@ -137,5 +137,34 @@ import FoundationNetworking
         #expect(odd?.hasPrefix("\"fnv-") == true)
         #expect(odd == BlobResponsePlan.entityTag(for: "a \"quoted\"\nline"))
         #expect(BlobResponsePlan.entityTag(for: nil) == nil)
+    }
+    /// Range numbers past `Int64` are still a range (RFC 9110 puts no bound on them): a first
+    /// byte past the end is unsatisfiable and a last byte past it is clamped, not a malformed
+    /// header answered with the whole blob.
+    @Test func rangeNumbersPastInt64AreResolvedNotIgnored() {
+        let description = BlobSourceDescription(length: 10, identity: "v1")
+        func plan(_ range: String) -> BlobResponsePlan {
+            var request = URLRequest(url: URL(string: "x-test://blob")!)
+            request.setValue(range, forHTTPHeaderField: "Range")
+            return BlobResponsePlan(request: request, description: description)
+        }
+        let pastEnd = plan("bytes=99999999999999999999-")
+        #expect(pastEnd.statusCode == 416)
+        #expect(pastEnd.headerFields["Content-Range"] == "bytes */10")
+        let clamped = plan("bytes=0-99999999999999999999")
+        #expect(clamped.statusCode == 206)
+        #expect(clamped.headerFields["Content-Range"] == "bytes 0-9/10")
+        #expect(clamped.count == 10)
+        let hugeSuffix = plan("bytes=-99999999999999999999")
+        #expect(hugeSuffix.statusCode == 206)
+        #expect(hugeSuffix.headerFields["Content-Range"] == "bytes 0-9/10")
+    }
+
+    /// `bytes */*` is not valid `Content-Range` syntax: a 416 for a blob of unknown length has
+    /// no `Content-Range` at all.
+    @Test func unsatisfiableRangeOfUnknownLengthHasNoContentRange() {
+        #expect(BlobResponsePlan.unsatisfiable(length: nil).statusCode == 416)
+        #expect(BlobResponsePlan.unsatisfiable(length: nil).headerFields["Content-Range"] == nil)
+        #expect(BlobResponsePlan.unsatisfiable(length: 10).headerFields["Content-Range"] == "bytes */10")
     }
 }

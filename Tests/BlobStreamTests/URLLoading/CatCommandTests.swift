@@ -59,4 +59,42 @@ import Testing
         let usage = try blobstream(["cat"])
         #expect(usage.status == 64)
     }
+    /// An invalid `--range` is a usage error, not the whole blob with success.
+    @Test func catRefusesAnInvalidRange() throws {
+        let (directory, identifier, _) = try library()
+        defer { TempFiles.remove(directory) }
+        for range in ["5-x", "5-3", "99999999999999999999-", "0-99999999999999999999", "-", "x"] {
+            let result = try blobstream(["cat", "--asset-library", directory + "/library", "--range", range, "asset://?id=\(identifier)"])
+            #expect(result.status == 64, "--range \(range): \(result.standardError)")
+            #expect(result.standardOutput.isEmpty, "--range \(range) wrote \(result.standardOutput.utf8.count) bytes")
+        }
+    }
+
+    /// A server that answers a ranged request with 200 (as one of unknown length does) sent the
+    /// whole blob, not the range: that is a failure, with nothing written.
+    @Test func catFailsWhenTheRangeIsIgnored() throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "200 OK", body: Array("0123456789".utf8))
+        }
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/blob"
+        let result = try blobstream(["cat", "--range", "2-4", url])
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.standardError.contains(url), "\(result.standardError)")
+        #expect(result.standardError.contains("ignored the range"), "\(result.standardError)")
+    }
+
+    /// A 206 whose `Content-Range` starts elsewhere than the requested first byte is the wrong
+    /// bytes, not the range.
+    @Test func catFailsOnAContentRangeAtAnotherByte() throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(
+                status: "206 Partial Content", fields: ["Content-Range": "bytes 0-2/10"], body: Array("012".utf8))
+        }
+        defer { server.stop() }
+        let result = try blobstream(["cat", "--range", "2-4", "http://127.0.0.1:\(server.port)/blob"])
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
 }
