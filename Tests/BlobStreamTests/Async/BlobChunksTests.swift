@@ -121,11 +121,17 @@ func openDescriptors(of path: String) -> Int {
 
 /// Waits, without blocking a thread of the cooperative pool, until `condition` holds or
 /// `timeout` seconds pass; returns whether it holds. (The blocking `eventually` would starve the
-/// very tasks an async test waits for, when tests run in parallel on few cores.)
-func eventuallyAsync(timeout: TimeInterval = 10, _ condition: () -> Bool) async -> Bool {
+/// very tasks an async test waits for, when tests run in parallel on few cores.) The timeout is
+/// generous because in a full run those tasks share the pool with tests that block it for many
+/// seconds, and the condition is looked at once more after the deadline, after a pause: a
+/// starved pool may wake this wait before the task it waits for.
+func eventuallyAsync(timeout: TimeInterval = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = Date(timeIntervalSinceNow: timeout)
     while !condition() {
-        if Date() > deadline { return false }
+        if Date() > deadline {
+            try? await Task.sleep(nanoseconds: 100_000_000)
+            return condition()
+        }
         try? await Task.sleep(nanoseconds: 2_000_000)
     }
     return true
