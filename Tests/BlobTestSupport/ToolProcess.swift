@@ -90,7 +90,7 @@ public enum ToolProcess {
             let errorData = Locked(Data())
             let group = DispatchGroup()
             let errors = self.errors
-            DispatchQueue.global().async(group: group) {
+            onOwnThread(group: group) {
                 errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
             }
             let outputData = output.fileHandleForReading.readDataToEndOfFile()

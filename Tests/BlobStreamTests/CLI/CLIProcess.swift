@@ -27,7 +27,7 @@ final class CLIProcess: @unchecked Sendable {
         try process.run()
         // Read as it comes, so a test can wait for a line while the process still runs.
         for (pipe, data) in [(output, outputData), (errors, errorData)] {
-            DispatchQueue.global().async(group: collected) {
+            onOwnThread(group: collected) {
                 while true {
                     let chunk = pipe.fileHandleForReading.availableData
                     if chunk.isEmpty { return }

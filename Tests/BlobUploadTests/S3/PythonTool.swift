@@ -21,11 +21,11 @@ enum PythonTool {
         try process.run()
         let group = DispatchGroup()
         let errors = Locked<Data>(Data())
-        DispatchQueue.global().async(group: group) {
+        onOwnThread(group: group) {
             stdin.fileHandleForWriting.write(input)
             try? stdin.fileHandleForWriting.close()
         }
-        DispatchQueue.global().async(group: group) { errors.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+        onOwnThread(group: group) { errors.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         group.wait()

@@ -24,7 +24,7 @@ final class S3CLIChild: @unchecked Sendable {
         process.standardInput = standardInput ?? FileHandle.nullDevice
         try process.run()
         let reading = output.fileHandleForReading
-        DispatchQueue.global().async(group: readers) { [self] in
+        onOwnThread(group: readers) { [self] in
             while true {
                 let data = reading.availableData
                 printed.withLock {
@@ -35,7 +35,7 @@ final class S3CLIChild: @unchecked Sendable {
             }
         }
         let errorHandle = errors.fileHandleForReading
-        DispatchQueue.global().async(group: readers) { [errorText] in
+        onOwnThread(group: readers) { [errorText] in
             errorText.set(String(decoding: errorHandle.readDataToEndOfFile(), as: UTF8.self))
         }
     }
