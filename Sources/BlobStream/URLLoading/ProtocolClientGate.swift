@@ -32,12 +32,22 @@ final class ProtocolClientGate: @unchecked Sendable {
     func send(bodyBytes: Int = 0, isResponse: Bool = false, _ call: @escaping @Sendable (any URLProtocolClient, URLProtocol) -> Void) {
         clientQueue.async { [self] in
             lock.withLock {
-                guard let owner, let client = owner.client else { return }
+                guard let owner, let client = owner.client, Self.isLive(owner.task) else { return }
                 call(client, owner)
                 sentBodyBytes += Int64(bodyBytes)
                 if isResponse { sentResponse = true }
             }
         }
+    }
+
+    /// Whether the client may still be called for `task`. FoundationNetworking traps ("a task
+    /// that is not in the registry") on any client call for a task it has completed or is
+    /// cancelling, which it ends itself; a call that would come after that (from a transfer that
+    /// the task no longer runs, seen once in a full test run) is dropped instead. Read on the
+    /// task's work queue, where the task completes, so the answer holds for the call.
+    private static func isLive(_ task: URLSessionTask?) -> Bool {
+        guard let task else { return true }
+        return task.state != .completed && task.state != .canceling
     }
 
     /// Body bytes the client has been given.
