@@ -2,7 +2,17 @@ import Glibc
 
 /// The few TCP socket operations the test support needs, always on 127.0.0.1. Results carry
 /// `errno` so callers can word their own errors.
-enum LoopbackSocket {
+public enum LoopbackSocket {
+    /// A listening socket on 127.0.0.1 at an ephemeral port, and that port, for a test's
+    /// scripted server.
+    /// - Throws: ``TestSupportError`` with the `errno` message.
+    public static func listening() throws -> (fd: Int32, port: UInt16) {
+        switch listen() {
+        case .success(let listener): return listener
+        case .failure(let error): throw TestSupportError("cannot listen on 127.0.0.1: \(error.message)")
+        }
+    }
+
     /// A listening socket on 127.0.0.1 at an ephemeral port, and that port.
     static func listen() -> Result<(fd: Int32, port: UInt16), Errno> {
         let fd = socket(AF_INET, streamType, 0)
@@ -69,7 +79,8 @@ enum LoopbackSocket {
         Glibc.close(fd)
     }
 
-    private static let streamType = Int32(SOCK_STREAM.rawValue)
+    /// Close-on-exec: a child another test spawns must not keep a test's connection open.
+    private static let streamType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
 
     private static func setNonBlocking(_ fd: Int32) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)

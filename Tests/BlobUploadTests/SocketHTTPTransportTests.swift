@@ -1,4 +1,5 @@
 @testable import BlobUpload
+import BlobTestSupport
 import Foundation
 import Glibc
 import HTTP1
@@ -161,19 +162,9 @@ final class ScriptedHTTPServer: Sendable {
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
     init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && Glibc.listen(fd, 8) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        let (fd, port) = try LoopbackSocket.listening()
         listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         let log = self.log
         Thread.detachNewThread {
             // This thread closes the listener, once it no longer calls `accept`: see `stop`.

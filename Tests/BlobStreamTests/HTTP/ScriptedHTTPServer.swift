@@ -24,23 +24,9 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     /// Starts listening; `respond` returns the raw response bytes for each request.
     init(respond: @escaping @Sendable (Request) -> [UInt8]) throws {
         self.respond = respond
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-        }
-        guard listener >= 0, bound == 0, listen(listener, 16) == 0 else {
-            throw TestSupportError("cannot listen on 127.0.0.1: errno \(errno)")
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
+        let (listener, port) = try LoopbackSocket.listening()
         self.listener = listener
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = Int(port)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
