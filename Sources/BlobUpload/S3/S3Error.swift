@@ -61,10 +61,10 @@ public struct S3ServiceError: Sendable, Hashable {
     /// The part, for `UploadPart`.
     public var partNumber: Int?
 
-    /// Whether asking again may succeed: throttling (`SlowDown`, 503), S3's own failures
+    /// Whether asking again may succeed: throttling (`SlowDown`, 503, 429), S3's own failures
     /// (5xx, `InternalError`) and a request S3 timed out reading (`RequestTimeout`).
     public var isTransient: Bool {
-        if [500, 502, 503, 504].contains(statusCode) { return true }
+        if [429, 500, 502, 503, 504].contains(statusCode) { return true }
         return ["SlowDown", "InternalError", "RequestTimeout", "ServiceUnavailable", "Throttling"].contains(code ?? "")
     }
 

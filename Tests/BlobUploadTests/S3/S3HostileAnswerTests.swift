@@ -55,4 +55,28 @@ import Testing
         guard case .protocolViolation(_, _, "CompleteMultipartUpload", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(reason.contains("\"ffff-2\""), "\(reason)")
     }
+
+    /// A host that does not resolve is a wrong endpoint, not a passing failure: it fails at once
+    /// rather than after every retry, as tus treats it.
+    @Test func anEndpointWhoseHostDoesNotResolveFailsAtOnce() async throws {
+        let client = try S3Client(configuration: S3Configuration(
+            endpoint: URL(string: "http://no-such-host.invalid:9000")!, bucket: "scripted-bucket",
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret")))
+        var options = S3ErrorTests.multipart
+        options.retryDelay = 5
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await client.upload(S3ErrorTests.source(), key: "k", options: options)
+        }
+        guard case .transfer(.network(_, _, _, let code))? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(code == URLError.Code.cannotFindHost.rawValue)
+    }
+
+    /// 429 Too Many Requests is throttling, retried like SlowDown.
+    @Test func tooManyRequestsIsRetried() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [S3ErrorTests.created], [S3ErrorTests.answer("429 Too Many Requests")], [S3ErrorTests.partStored], [S3ErrorTests.completed],
+        ])
+        let result = try await S3ErrorTests.client(server).upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart)
+        #expect(result.eTag == "\"ffff-1\"")
+    }
 }
