@@ -35,7 +35,7 @@ extension ChunkReader {
         let count = stream.read(&byte, maxLength: 1)
         if count == 0 { return }
         let failure: BlobUploadError = count < 0
-            ? streamFailure(stream, at: streamOffset)
+            ? stream.uploadFailure(resource: source.name, at: streamOffset)
             : .source(.sourceChanged(
                 resource: source.name, offset: total,
                 reason: "the stream yields more than the declared length of \(total) bytes"))
@@ -63,7 +63,7 @@ extension ChunkReader {
             interrupter.watch(positioned.stream)
             positioned.stream.open()
             if positioned.stream.streamStatus == .error {
-                let failure = streamFailure(positioned.stream, at: positioned.startOffset)
+                let failure = positioned.stream.uploadFailure(resource: source.name, at: positioned.startOffset)
                 closeStream()
                 throw failure
             }
@@ -99,17 +99,9 @@ extension ChunkReader {
         if count == 0, total == nil, source.isLive { return 0 }
         let failure: BlobUploadError = count == 0
             ? .source(.unexpectedEnd(resource: source.name, offset: streamOffset, expectedLength: expectedLength ?? streamOffset))
-            : streamFailure(stream, at: streamOffset)
+            : stream.uploadFailure(resource: source.name, at: streamOffset)
         closeStream()
         throw failure
-    }
-
-    func streamFailure(_ stream: InputStream, at offset: Int64) -> BlobUploadError {
-        if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
-            return .source(error)
-        }
-        let reason = stream.streamError?.localizedDescription ?? "the stream failed"
-        return .source(.sourceFailed(resource: source.name, reason: "\(reason) (at offset \(offset))"))
     }
 
     func closeStream() {

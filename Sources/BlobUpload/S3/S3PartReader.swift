@@ -71,7 +71,7 @@ final class S3PartReader: @unchecked Sendable {
         }
         if first.stream.streamStatus == .error {
             defer { first.stream.close() }
-            throw .transfer(Self.failure(of: first.stream, in: source, at: 0))
+            throw .transfer(source.explaining(first.stream.uploadFailure(resource: source.name, at: 0)))
         }
         let opened = (first.stream as? any PositionedInputStream)?.length
         if let declared = source.length, let opened, declared != opened {
@@ -123,7 +123,7 @@ final class S3PartReader: @unchecked Sendable {
             }
             stream.open()
             if stream.streamStatus == .error {
-                throw .transfer(Self.failure(of: stream, in: source, at: part.offset))
+                throw .transfer(source.explaining(stream.uploadFailure(resource: source.name, at: part.offset)))
             }
             try fill(target, from: stream, at: part.offset, checksum: &checksum, md5: &md5, cancellation: cancellation)
         } else {
@@ -191,7 +191,7 @@ final class S3PartReader: @unchecked Sendable {
                     ended = true
                     break
                 }
-                guard count > 0 else { throw S3Error.transfer(Self.failure(of: stream, in: source, at: streamOffset + Int64(filled))) }
+                guard count > 0 else { throw S3Error.transfer(source.explaining(stream.uploadFailure(resource: source.name, at: streamOffset + Int64(filled)))) }
                 let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
                 checksum.update(bytes)
                 md5?.update(bytes)
@@ -200,7 +200,7 @@ final class S3PartReader: @unchecked Sendable {
             if !ended {
                 var byte: UInt8 = 0
                 let count = stream.read(&byte, maxLength: 1)
-                if count < 0 { throw S3Error.transfer(Self.failure(of: stream, in: source, at: streamOffset + Int64(filled))) }
+                if count < 0 { throw S3Error.transfer(source.explaining(stream.uploadFailure(resource: source.name, at: streamOffset + Int64(filled)))) }
                 if count == 0 { ended = true } else { carried = byte }
             }
         } catch {
@@ -238,7 +238,7 @@ final class S3PartReader: @unchecked Sendable {
             guard count > 0 else {
                 throw .transfer(count == 0
                     ? .source(.unexpectedEnd(resource: source.name, offset: offset + Int64(filled), expectedLength: length ?? offset + Int64(target.count)))
-                    : Self.failure(of: stream, in: source, at: offset + Int64(filled)))
+                    : source.explaining(stream.uploadFailure(resource: source.name, at: offset + Int64(filled))))
             }
             let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
             checksum.update(bytes)
@@ -248,21 +248,11 @@ final class S3PartReader: @unchecked Sendable {
         if let length, offset + Int64(filled) == length {
             var byte: UInt8 = 0
             let count = stream.read(&byte, maxLength: 1)
-            if count < 0 { throw .transfer(Self.failure(of: stream, in: source, at: length)) }
+            if count < 0 { throw .transfer(source.explaining(stream.uploadFailure(resource: source.name, at: length))) }
             if count > 0 {
                 throw .transfer(.source(.sourceChanged(
                     resource: source.name, offset: length, reason: "the stream yields more than the declared length of \(length) bytes")))
             }
         }
-    }
-
-    /// What `stream` of `source` failed with: its typed error, or what that stems from (a
-    /// live source's producer failure, which the stream could only pass on as text).
-    private static func failure(of stream: InputStream, in source: UploadSource, at offset: Int64) -> BlobUploadError {
-        if let positioned = stream as? any PositionedInputStream, let error = positioned.blobError {
-            return source.explaining(.source(error))
-        }
-        let reason = stream.streamError?.localizedDescription ?? "the stream failed"
-        return source.explaining(.source(.sourceFailed(resource: source.name, reason: "\(reason) (at offset \(offset))")))
     }
 }

@@ -195,7 +195,7 @@ final class S3Wire: Sendable {
                     retriedStale = true
                     continue
                 }
-                throw .transfer(SocketHTTPTransport.uploadError(error, method: call.method, url: url, connecting: true))
+                throw .transfer(SocketHTTPTransport.uploadError(error, method: call.method, url: url, connecting: reused == nil))
             }
         }
     }

@@ -214,11 +214,7 @@ private final class BodyProbe: @unchecked Sendable {
     /// The body stream's own failure (status `.error`), if it had one.
     func sourceFailure(url: URL) -> BlobUploadError? {
         guard stream.streamStatus == .error else { return nil }
-        if let error = positioned?.blobError {
-            return .source(error)
-        }
-        let reason = stream.streamError?.localizedDescription ?? "the stream reported an error"
-        return .source(.sourceFailed(resource: "body of \(url.absoluteString)", reason: reason))
+        return stream.uploadFailure(resource: "body of \(url.absoluteString)", at: nil)
     }
 
     /// Why the finished transfer did not send the whole body, if it did not: the stream is

@@ -123,7 +123,7 @@ final class SocketHTTPTransport: Sendable {
                     retriedStale = true
                     continue
                 }
-                return .failure(Self.uploadError(error, method: method, url: url, connecting: reused == nil && receivedBefore == 0))
+                return .failure(Self.uploadError(error, method: method, url: url, connecting: reused == nil))
             }
         }
     }

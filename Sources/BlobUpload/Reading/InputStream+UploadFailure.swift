@@ -1,0 +1,15 @@
+import BlobStream
+import Foundation
+
+extension InputStream {
+    /// What this stream failed with, as an upload error about `resource`: a positioned stream's
+    /// typed ``BlobStreamError`` (which names its own resource and offset), else the stream's
+    /// `streamError` text, with `offset` when the reader knows it.
+    func uploadFailure(resource: String, at offset: Int64?) -> BlobUploadError {
+        if let positioned = self as? any PositionedInputStream, let error = positioned.blobError {
+            return .source(error)
+        }
+        let reason = streamError?.localizedDescription ?? "the stream failed"
+        return .source(.sourceFailed(resource: resource, reason: offset.map { "\(reason) (at offset \($0))" } ?? reason))
+    }
+}
