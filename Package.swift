@@ -21,7 +21,7 @@ let package = Package(
         .target(name: "SystemCalls"),
         .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics", "HTTP1", "SystemCalls"]),
         .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1"]),
-        .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "SystemCalls"]),
+        .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"]),
         .executableTarget(
             name: "blob-bench",
             dependencies: ["BlobStream", "BlobUpload"],

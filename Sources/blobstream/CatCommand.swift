@@ -3,6 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import HTTP1
+internal import SystemCalls
 
 /// `blobstream cat`: writes a URL's bytes to standard output through URLSession and
 /// `BlobURLProtocol`, like `curl -s`: what any URLSession code gets for that URL.
@@ -44,11 +46,12 @@ enum CatCommand: Command {
         if let range = arguments.values["--range"] {
             // The protocol's own parser: what it would ignore (and answer with the whole blob)
             // is refused here.
-            guard let header = BlobURLProtocol.rangeHeader(for: range) else {
+            let header = "bytes=" + range
+            guard let parsed = BlobResponsePlan.requestedRange(header, saturating: false) else {
                 throw .usage("--range takes A-B (A <= B), A- or -N with decimal byte offsets, not \(range)")
             }
-            request.setValue(header.value, forHTTPHeaderField: "Range")
-            requestedRange = .init(text: range, firstByte: header.firstByte)
+            request.setValue(header, forHTTPHeaderField: "Range")
+            requestedRange = .init(text: range, range: parsed)
         }
         let writer = StandardOutputWriter(requestedRange: requestedRange)
         let configuration = URLSessionConfiguration.ephemeral
@@ -74,10 +77,10 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
         case failure(String)
     }
 
-    /// The `--range` sent: its text and first byte (`nil` for `-N`).
+    /// The `--range` sent: its text and what it asks for.
     struct RequestedRange {
         var text: String
-        var firstByte: Int64?
+        var range: BlobResponsePlan.RequestedRange
     }
 
     private let done = DispatchSemaphore(value: 0)
@@ -101,9 +104,10 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
         let subject = dataTask.originalRequest?.url?.absoluteString ?? "?"
         let http = response as? HTTPURLResponse
         if let http, !(200..<300).contains(http.statusCode) {
+            let total = Self.head(of: http).unsatisfiedRangeTotal
             let detail = http.statusCode == 416
-                ? "the range is not satisfiable (length \(http.value(forHTTPHeaderField: "Content-Range")?.split(separator: "/").last ?? "unknown"))"
-                : "HTTP status \(http.statusCode)"
+                ? "the range is not satisfiable (length \(total.map(String.init) ?? "unknown"))"
+                : ErrorPresenter.statusLine(http.statusCode)
             fail(dataTask, "\(subject): \(detail)")
         } else if let requestedRange, let problem = Self.rangeProblem(http, requested: requestedRange) {
             fail(dataTask, "\(subject): \(problem)")
@@ -112,39 +116,45 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
     }
 
     /// Why `response` is not the requested range, or `nil` when it is: a 200 is the whole blob
-    /// (a server, or a source of unknown length, ignored the range), and a 206 must start at
-    /// the first byte asked for.
+    /// (a server, or a source of unknown length, ignored the range), and a 206 must span exactly
+    /// the bytes asked for (clamped to the blob's end), not merely start there.
     private static func rangeProblem(_ response: HTTPURLResponse?, requested: RequestedRange) -> String? {
         guard let response, response.statusCode == 206 else {
             let status = response.map { "status \($0.statusCode)" } ?? "a response without a status"
             return "the server ignored the range \(requested.text) (\(status), not 206 Partial Content)"
         }
-        let contentRange = response.value(forHTTPHeaderField: "Content-Range") ?? ""
-        let spec = contentRange.trimmingCharacters(in: .whitespaces)
-        guard spec.lowercased().hasPrefix("bytes "), let dash = spec.firstIndex(of: "-"),
-            let first = Int64(spec[spec.index(spec.startIndex, offsetBy: 6)..<dash].trimmingCharacters(in: .whitespaces))
-        else {
-            return "the 206 answer to the range \(requested.text) has no valid Content-Range (\(contentRange))"
+        let head = head(of: response)
+        guard let sent = head.contentRange else {
+            return "the 206 answer to the range \(requested.text) has no valid Content-Range (\(head["content-range"] ?? "none"))"
         }
-        if let expected = requested.firstByte, first != expected {
-            return "the server answered the range \(requested.text) with another one (Content-Range: \(contentRange))"
+        let expected: (first: Int64, last: Int64?)
+        switch requested.range {
+        case .from(let first, let last):
+            expected = (first, [last, sent.total.map { $0 - 1 }].compactMap { $0 }.min())
+        case .suffix(let count):
+            guard let total = sent.total else {
+                return "the 206 answer to the range \(requested.text) names no length (Content-Range: \(head["content-range"] ?? ""))"
+            }
+            expected = (max(0, total - count), total - 1)
+        }
+        guard sent.first == expected.first, expected.last.map({ sent.last == $0 }) ?? true else {
+            return "the server answered the range \(requested.text) with another one (Content-Range: \(head["content-range"] ?? ""))"
         }
         return nil
     }
 
+    /// `response`'s status and fields as the package's HTTP/1.1 parser reads them.
+    private static func head(of response: HTTPURLResponse) -> HTTPResponseHead {
+        HTTPResponseHead(statusCode: response.statusCode, fields: response.allHeaderFields.compactMap { name, value in
+            (name as? String).map { ($0, "\(value)") }
+        })
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard lock.withLock({ if case .success = outcome { return true } else { return false } }) else { return }
-        let written = data.withUnsafeBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
+        if let failure = data.withUnsafeBytes({ FileDescriptor.standardOutput.writeAll($0) }) {
+            fail(dataTask, "standard output: write failed: \(failure.text)")
         }
-        if !written { fail(dataTask, "standard output: write failed (errno \(errno))") }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// What one request to ``BlobURLProtocol`` is answered with, decided from the request's
 /// `Range`, `If-Range` and method and the source's description, the way an HTTP server would:
 /// players and resumable downloaders send the same requests to `asset:` as to `https:`.
-struct BlobResponsePlan: Equatable {
+package struct BlobResponsePlan: Equatable {
     /// 200, 206 or 416.
     var statusCode: Int
     /// The first byte of the body.
@@ -20,7 +20,7 @@ struct BlobResponsePlan: Equatable {
     var headerFields: [String: String]
 
     /// A byte range as a request names it.
-    enum RequestedRange: Equatable {
+    package enum RequestedRange: Equatable, Sendable {
         /// `bytes=a-b` (`last` inclusive) or `bytes=a-` (`last` nil).
         case from(first: Int64, last: Int64?)
         /// `bytes=-n`: the last `n` bytes.
@@ -31,7 +31,7 @@ struct BlobResponsePlan: Equatable {
     /// serves: no header, another unit, several ranges or a malformed one. RFC 9110 lets a
     /// server ignore such a header and answer 200 with the whole blob. Without `saturating`, a
     /// number past `Int64` makes the range malformed too (a command line refuses it).
-    static func requestedRange(_ header: String?, saturating: Bool = true) -> RequestedRange? {
+    package static func requestedRange(_ header: String?, saturating: Bool = true) -> RequestedRange? {
         guard let header else { return nil }
         let trimmed = header.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }

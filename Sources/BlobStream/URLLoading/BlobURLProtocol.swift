@@ -51,20 +51,6 @@ public final class BlobURLProtocol: URLProtocol {
         configuration.protocolClasses = [BlobURLProtocol.self] + others
     }
 
-    /// The `Range` header value for a byte range written `A-B`, `A-` or `-N` (as
-    /// `blobstream cat --range` takes it), and its first byte (`nil` for `-N`); `nil` when this
-    /// protocol would not read it as one satisfiable-in-form range (`5-x`, `5-3`, a number past
-    /// `Int64`). A server may ignore a range it cannot parse and send the whole blob, so a
-    /// caller that wants only the range checks it here first.
-    public static func rangeHeader(for spec: String) -> (value: String, firstByte: Int64?)? {
-        let value = "bytes=" + spec
-        switch BlobResponsePlan.requestedRange(value, saturating: false) {
-        case .from(let first, _)?: return (value, first)
-        case .suffix?: return (value, nil)
-        case nil: return nil
-        }
-    }
-
     /// True for a URL whose scheme ``BlobURLRegistry/shared`` has a source for, except `http`
     /// and `https`.
     public override class func canInit(with request: URLRequest) -> Bool {

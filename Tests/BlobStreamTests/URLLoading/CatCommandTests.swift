@@ -97,4 +97,17 @@ import Testing
         #expect(result.status == 1, "\(result.standardError)")
         #expect(result.standardOutput.isEmpty)
     }
+
+    /// A 206 that starts where asked but stops short, or answers `-N` with the first bytes,
+    /// is not the range: nothing is written, exit 1.
+    @Test(arguments: [("0-9", "bytes 0-4/100"), ("-5", "bytes 0-4/100"), ("95-", "bytes 95-98/100")])
+    func catFailsOnA206ThatIsNotTheWholeRange(range: String, contentRange: String) throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "206 Partial Content", fields: ["Content-Range": contentRange], body: Array("01234".utf8))
+        }
+        defer { server.stop() }
+        let result = try blobstream(["cat", "--range", range, "http://127.0.0.1:\(server.port)/blob"])
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
 }
