@@ -88,7 +88,3 @@ enum ErrorPresenter {
         text.contains(subject) ? text : "\(subject): \(text)"
     }
 }
-
-private extension Character {
-    var isASCIIControlCharacter: Bool { asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false }
-}

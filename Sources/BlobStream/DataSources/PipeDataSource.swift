@@ -101,6 +101,14 @@ public final class PipeDataSource: BlobDataSource {
         if alreadyOpened {
             return .failure(.sourceFailed(resource: resourceName, reason: "a pipe can be read only once; it cannot be opened again"))
         }
+        let result = openDescriptors()
+        // An open that failed read nothing: a later one may try again, and must say why it
+        // fails rather than that the pipe was opened before.
+        if case .failure = result { state.withLock { $0.hasBeenOpened = false } }
+        return result
+    }
+
+    private func openDescriptors() -> Result<BlobSourceDescription, BlobStreamError> {
         let descriptor: FileDescriptor
         switch origin {
         case .descriptor(let inherited):

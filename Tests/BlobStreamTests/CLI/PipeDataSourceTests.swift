@@ -72,6 +72,18 @@ import Testing
         #expect(read(source, at: 11).0 == .end)
     }
 
+    @Test func anOpenThatFailedCanBeTriedAgainAndSaysWhy() throws {
+        let source = PipeDataSource(path: "/nonexistent/blobstream-fifo")
+        for _ in 0..<2 {
+            guard case .failure(let error) = open(source) else {
+                Issue.record("a missing FIFO opened")
+                return
+            }
+            #expect(error.description.contains("/nonexistent/blobstream-fifo"), "\(error)")
+            #expect(!error.description.contains("only once"), "\(error)")
+        }
+    }
+
     @Test func onlyTheNextOffsetCanBeReadAndOnlyOnce() throws {
         let pipe = try TestPipe()
         let source = PipeDataSource(fileDescriptor: pipe.readEnd, name: "test-pipe")
