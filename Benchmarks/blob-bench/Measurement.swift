@@ -4,14 +4,15 @@ import Foundation
 /// Timing helpers: best of a few runs, so a stray hiccup on a shared machine does not decide.
 enum Measurement {
     /// Runs `body` `runs` times and returns the best throughput in MB/s for `bytes` bytes.
-    /// `body` returns the number of bytes it processed, which must equal `bytes`.
-    static func bestMBps(bytes: Int, runs: Int, _ body: () throws -> Int) rethrows -> Double {
+    /// `body` returns the number of bytes it processed; any other count than `bytes` (a failed
+    /// or short run) throws, so the scenario is reported as failed rather than timed or trapping.
+    static func bestMBps(bytes: Int, runs: Int, _ body: () throws -> Int) throws -> Double {
         var best = 0.0
         for _ in 0..<runs {
             let start = DispatchTime.now().uptimeNanoseconds
             let processed = try body()
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-            precondition(processed == bytes, "a scenario processed \(processed) bytes instead of \(bytes)")
+            guard processed == bytes else { throw BenchmarkError("a scenario processed \(processed) bytes instead of \(bytes)") }
             best = max(best, Double(bytes) / elapsed / 1e6)
         }
         return best
