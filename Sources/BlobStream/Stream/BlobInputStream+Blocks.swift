@@ -32,14 +32,9 @@ extension BlobInputStream {
                 return answer
             }
             if cache.count > 0 { break }
-            guard state.queuedRefill != nil, !ranQueuedRefill else {
-                lock.unlock()
-                return .wait
-            }
-            state.queuedRefill = nil
-            ranQueuedRefill = true
             lock.unlock()
-            refill()
+            guard !ranQueuedRefill, runQueuedRefillHere() else { return .wait }
+            ranQueuedRefill = true
             lock.lock()
         }
         let pool = chunkPool ?? ChunkBufferPool(blockSize: cache.storage.count)

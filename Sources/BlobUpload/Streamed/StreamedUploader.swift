@@ -115,7 +115,7 @@ public final class StreamedUploader: Sendable {
         defer { ticker?.cancel() }
         let reply: HTTPReply
         do {
-            if transport == .automatic, url.scheme?.lowercased() == "http" {
+            if transport.usesOwnClient(for: url) {
                 reply = try await socket.send(head, streaming: body, expectedLength: expectedLength)
             } else {
                 reply = try await urlSession.send(URLRequest(head), body: .stream(body))

@@ -237,7 +237,7 @@ public final class TusClient: Sendable {
     }
 
     private func usesSocket(for url: URL) -> Bool {
-        transport == .automatic && url.scheme?.lowercased() == "http"
+        transport.usesOwnClient(for: url)
     }
 
     /// Whether a request to `url` is finished with its body when it returns, so the body may

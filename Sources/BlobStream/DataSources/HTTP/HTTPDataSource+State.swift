@@ -83,7 +83,7 @@ extension HTTPDataSource {
 
     /// Starts a transfer for `request` (its `end` is set here, by transport).
     func startTransfer(_ request: HTTPRangeRequest, redirects: Int, _ s: inout State, _ effects: inout Effects) {
-        let usesURLSession = configuration.transport == .urlSession || request.url.scheme?.lowercased() == "https"
+        let usesURLSession = !configuration.transport.usesOwnClient(for: request.url)
         // With no room, URLSession could be asked for nothing; the reader's next read resumes.
         guard let buffer = s.buffer, !usesURLSession || buffer.freeCount > 0 else { return }
         var request = request
@@ -110,7 +110,7 @@ extension HTTPDataSource {
     func resumeIfNeeded(_ s: inout State, _ effects: inout Effects) {
         guard s.isOpen, s.transfer == nil, !s.retryPending, s.failure == nil, !s.endOfData,
               let buffer = s.buffer else { return }
-        let usesURLSession = configuration.transport == .urlSession || url.scheme?.lowercased() == "https"
+        let usesURLSession = !configuration.transport.usesOwnClient(for: url)
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
         let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil,
                                         extraFields: configuration.headers, credentialFields: configuration.credentialHeaders)

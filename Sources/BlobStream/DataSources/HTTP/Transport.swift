@@ -1,3 +1,5 @@
+import Foundation
+
 /// How the package's HTTP clients (``HTTPDataSource``, and the upload clients of BlobUpload)
 /// talk to a server: one choice for all of them.
 public enum Transport: Sendable, Hashable {
@@ -11,4 +13,11 @@ public enum Transport: Sendable, Hashable {
     /// synchronous read must not wait on URLSession's own queue (see
     /// ``HTTPDataSource/reasonWaitingWouldDeadlock()``).
     case urlSession
+
+    /// Whether a request to `url` goes over the package's own HTTP/1.1 client: plain `http:`
+    /// with ``automatic``; everything else goes through URLSession. The one rule every client
+    /// of the package applies.
+    package func usesOwnClient(for url: URL) -> Bool {
+        self == .automatic && url.scheme?.lowercased() == "http"
+    }
 }
