@@ -42,9 +42,15 @@ enum AssetImportCommand: Command {
 
 /// The `--asset-library DIR` option shared by commands that read `asset://` URLs.
 enum AssetLibraryOption {
-    /// Registers the library in `DIR` for the `asset:` scheme, when the option is given.
+    /// Registers the library in `DIR` for the `asset:` scheme, when the option is given; without
+    /// it, an `asset:` argument is a usage error for every command that takes URLs.
     static func register(_ arguments: ParsedArguments) throws(CommandFailure) {
-        guard let directory = arguments.values["--asset-library"] else { return }
+        guard let directory = arguments.values["--asset-library"] else {
+            if arguments.positional.contains(where: { $0.lowercased().hasPrefix("asset:") }) {
+                throw .usage("asset:// URLs need --asset-library DIR")
+            }
+            return
+        }
         do {
             BlobURLRegistry.shared.register(assetStore: try DirectoryAssetStore(directory: directory))
         } catch {

@@ -43,9 +43,6 @@ enum ChecksumCommand: Command {
             try ByteCountArgument.parse(text, option: "--offset", bounds: 0...Int64.max)
         } ?? 0
         try AssetLibraryOption.register(arguments)
-        if arguments.values["--asset-library"] == nil, arguments.positional.contains(where: { $0.lowercased().hasPrefix("asset:") }) {
-            throw .usage("asset:// URLs need --asset-library DIR")
-        }
         guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url> (or - for standard input)") }
         if arguments.positional.filter({ $0 == "-" }).count > 1 {
             throw .usage("standard input (-) can be read only once")

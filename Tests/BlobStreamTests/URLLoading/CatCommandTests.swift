@@ -110,4 +110,17 @@ import Testing
         #expect(result.status == 1, "\(result.standardError)")
         #expect(result.standardOutput.isEmpty)
     }
+
+    /// An `asset:` URL without `--asset-library` is a usage error in every command that takes
+    /// URLs, as it is in `checksum`.
+    @Test(arguments: [
+        ["cat", "asset://?id=x"], ["put", "asset://?id=x", "http://127.0.0.1:1/x"],
+        ["upload", "asset://?id=x", "http://127.0.0.1:1/files/"],
+        ["s3", "cp", "--endpoint", "http://127.0.0.1:1", "asset://?id=x", "s3://bucket/key"],
+    ])
+    func anAssetURLWithoutALibraryIsAUsageError(arguments: [String]) throws {
+        let result = try blobstream(arguments)
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("--asset-library"), "\(result.standardError)")
+    }
 }
