@@ -111,10 +111,10 @@ private enum S3Bench {
 
     /// Times `body`, which runs one child to its end, with the child's CPU time.
     static func child(_ body: () throws -> Void) throws -> Run {
-        let before = cpuSeconds(RUSAGE_CHILDREN)
+        let before = Measurement.cpuSeconds(RUSAGE_CHILDREN)
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
-        return Run(seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9, cpu: cpuSeconds(RUSAGE_CHILDREN) - before)
+        return Run(seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9, cpu: Measurement.cpuSeconds(RUSAGE_CHILDREN) - before)
     }
 
     /// One ``S3Client`` upload in this process.
@@ -124,36 +124,17 @@ private enum S3Bench {
             credentials: S3Credentials(accessKeyID: "blob-bench", secretAccessKey: "blob-bench")))
         LoopbackServers.resetPeakResidentSize()
         let idle = Measurement.residentBytes()
-        let cpuBefore = cpuSeconds(RUSAGE_SELF)
+        let cpuBefore = Measurement.cpuSeconds(RUSAGE_SELF)
         let start = DispatchTime.now().uptimeNanoseconds
-        let outcome = Mutex<Result<S3UploadResult, S3Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let result: Result<S3UploadResult, S3Error>
-            do throws(S3Error) {
-                result = .success(try await client.upload(.file(path: file), key: "ours.bin"))
-            } catch {
-                result = .failure(error)
-            }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
+        let outcome = Measurement.runBlocking { () async throws(S3Error) in try await client.upload(.file(path: file), key: "ours.bin") }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        let cpu = cpuSeconds(RUSAGE_SELF) - cpuBefore
+        let cpu = Measurement.cpuSeconds(RUSAGE_SELF) - cpuBefore
         let growth = max(0, Measurement.peakResidentBytes() - idle)
-        let upload = try outcome.withLock { $0! }.get()
+        let upload = try outcome.get()
         guard upload.length == Int64(size), upload.partCount == (size + (8 << 20) - 1) / (8 << 20) else {
             throw BenchmarkError("S3Client uploaded \(upload.length) bytes in \(upload.partCount) parts")
         }
         return Run(seconds: seconds, cpu: cpu, peakGrowth: growth)
-    }
-
-    static func cpuSeconds(_ who: __rusage_who) -> Double {
-        var usage = rusage()
-        getrusage(who.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     static func complain(_ message: String) {

@@ -114,16 +114,16 @@ private func ourTusUpload(file: String, fileSize: Int) -> Result<ProcessRun, Blo
     let options = chosen
     LoopbackServers.resetPeakResidentSize()
     let idle = residentBytes()
-    let cpuBefore = cpuSeconds(RUSAGE_SELF)
+    let cpuBefore = Measurement.cpuSeconds(RUSAGE_SELF)
     let start = DispatchTime.now().uptimeNanoseconds
-    let result = runBlocking { () async throws(BlobUploadError) in
+    let result = Measurement.runBlocking { () async throws(BlobUploadError) in
         try await client.upload(.file(path: file), options: options)
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let cpu = cpuSeconds(RUSAGE_SELF) - cpuBefore
+    let cpu = Measurement.cpuSeconds(RUSAGE_SELF) - cpuBefore
     let growth = max(0, peakResidentBytes() - idle)
     return result.flatMap { upload in
-        _ = runBlocking { () async throws(BlobUploadError) in try await client.terminate(upload.uploadURL) }
+        _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await client.terminate(upload.uploadURL) }
         guard upload.length == Int64(fileSize) else {
             return .failure(.protocolViolation(url: upload.uploadURL.absoluteString, reason: "uploaded \(upload.length) bytes"))
         }
@@ -145,7 +145,7 @@ private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
         LoopbackServers.resetPeakResidentSize()
         let idle = residentBytes()
         let ourRun = timed {
-            runBlocking { () async throws(BlobUploadError) in
+            Measurement.runBlocking { () async throws(BlobUploadError) in
                 try await StreamedUploader().upload(
                     BlobInputStream(fileAtPath: file), to: target, expectedLength: Int64(fileSize))
             }.map { _ in () }.mapError { $0 as Error }
@@ -217,34 +217,6 @@ private func timed<T>(_ body: () -> T) -> (T, Double) {
     return (value, max(1e-9, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9))
 }
 
-/// Runs an `async` upload to completion from the benchmark's synchronous main thread, which is
-/// not one of Swift's cooperative threads, so blocking it starves nothing.
-private func runBlocking<T: Sendable>(
-    _ body: @escaping @Sendable () async throws(BlobUploadError) -> T
-) -> Result<T, BlobUploadError> {
-    let outcome = Mutex<Result<T, BlobUploadError>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        let result: Result<T, BlobUploadError>
-        do throws(BlobUploadError) {
-            result = .success(try await body())
-        } catch {
-            result = .failure(error)
-        }
-        outcome.withLock { $0 = result }
-        done.signal()
-    }
-    done.wait()
-    return outcome.withLock { $0! }
-}
-
-private func cpuSeconds(_ who: __rusage_who) -> Double {
-    var usage = rusage()
-    getrusage(who.rawValue, &usage)
-    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-}
-
 private func residentBytes() -> Int { Measurement.residentBytes() }
 private func peakResidentBytes() -> Int { Measurement.peakResidentBytes() }
 
@@ -279,7 +251,7 @@ private enum Tuspy {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        let childCPUBefore = cpuSeconds(RUSAGE_CHILDREN)
+        let childCPUBefore = Measurement.cpuSeconds(RUSAGE_CHILDREN)
         do {
             try process.run()
         } catch {
@@ -287,13 +259,13 @@ private enum Tuspy {
         }
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let childCPU = cpuSeconds(RUSAGE_CHILDREN) - childCPUBefore
+        let childCPU = Measurement.cpuSeconds(RUSAGE_CHILDREN) - childCPUBefore
         let fields = printed.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard process.terminationStatus == 0, fields.count == 3, let url = URL(string: fields[0]),
               let seconds = Double(fields[1]), let uploadCPU = Double(fields[2]) else {
             return .failure(BenchmarkError("tuspy exited with \(process.terminationStatus), printing \"\(printed)\""))
         }
-        _ = runBlocking { () async throws(BlobUploadError) in try await TusClient(endpoint: tusEndpoint).terminate(url) }
+        _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await TusClient(endpoint: tusEndpoint).terminate(url) }
         return .success(Run(seconds: seconds, childCPUSeconds: childCPU, uploadCPUSeconds: uploadCPU))
     }
 }

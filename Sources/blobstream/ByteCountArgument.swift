@@ -26,7 +26,7 @@ enum ByteCountArgument {
         let range = bounds.upperBound == .max
             ? "of \(describe(bounds.lowerBound)) or more"
             : "from \(describe(bounds.lowerBound)) to \(describe(bounds.upperBound))"
-        return .usage("\(option) takes a byte count \(range) (digits, optionally followed by K, M or G), not '\(text)'")
+        return .usage("\(option) takes a byte count \(range) (digits, optionally followed by K, M, G or T, or KiB to TiB), not '\(text)'")
     }
 
     /// `65536 (64 KiB)`; plain digits when not a whole number of KiB.
