@@ -112,7 +112,7 @@ extension HTTPDataSource {
               let buffer = s.buffer else { return }
         let usesURLSession = !configuration.transport.usesOwnClient(for: url)
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
-        let request = HTTPRangeRequest(url: url, first: s.frontier, end: nil, validator: nil,
+        let request = HTTPRangeRequest(url: url, first: s.frontier,
                                         extraFields: configuration.headers, credentialFields: configuration.credentialHeaders)
         startTransfer(request, redirects: 0, &s, &effects)
     }

@@ -28,12 +28,14 @@ struct HTTPRangeRequest: Sendable {
     /// caller's.
     var credentials: Set<String>
 
-    init(url: URL, first: Int64, end: Int64?, validator: String?, extraFields: [String: String], credentialFields: Set<String> = []) {
+    /// A request from `first` to the end, unpinned: the transfer that sends it sets ``end`` and
+    /// ``validator`` for what it may buffer and what was pinned.
+    init(url: URL, first: Int64, extraFields: [String: String], credentialFields: Set<String>) {
         credentials = Self.credentialFields.union(credentialFields.map { $0.lowercased() })
         self.url = url
         self.first = first
-        self.end = end
-        self.validator = validator
+        end = nil
+        validator = nil
         self.extraFields = extraFields
             .filter { !Self.reservedFields.contains($0.key.lowercased()) }
             .sorted { $0.key < $1.key }
