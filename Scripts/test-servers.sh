@@ -32,6 +32,8 @@ WWW="$ROOT/www"
 TUS_DATA="$ROOT/tus-data"
 NGINX_DIR="$ROOT/nginx"
 NGINX_CONF="$NGINX_DIR/nginx.conf"
+# Raise when the generated configuration changes.
+NGINX_CONF_REVISION=2
 NGINX_PORT=18080
 # tmpfs: the benchmark's PUT target, so page-cache write-back does not time the uploads.
 MEMORY_ROOT=/dev/shm/blobstream-servers
@@ -69,7 +71,8 @@ probe() {
 
 healthy() {
     case "$1" in
-        nginx) probe "$NGINX_PORT" GET /_blobstream/health " 200 " "blobstream-nginx" ;;
+        # The revision makes `up` restart an nginx started with an older configuration.
+        nginx) probe "$NGINX_PORT" GET /_blobstream/health " 200 " "blobstream-nginx $NGINX_CONF_REVISION" ;;
         stall) probe "$STALL_PORT" GET /stall/health " 200 " "stall-ok" ;;
         tus)
             probe "$TUS_PORT" OPTIONS /files/ " 204 " "tus-version: 1.0.0" &&
@@ -241,17 +244,20 @@ http {
 
         location = /_blobstream/health {
             default_type text/plain;
-            return 200 "blobstream-nginx\n";
+            return 200 "blobstream-nginx $NGINX_CONF_REVISION\n";
         }
         location /upload/ {
             dav_methods PUT DELETE;
             create_full_put_path on;
             dav_access user:rw group:rw all:r;
         }
-        # For blob-bench: PUTs into memory, so disk write-back does not decide the timing.
+        # For blob-bench: PUTs into memory, so disk write-back does not decide the timing, and
+        # through a 1 MiB body buffer: with the default 16 KiB, nginx spent a core per GB/s on
+        # small reads and writes and every client, curl included, ended at its ceiling.
         location /upload-memory/ {
             root $MEMORY_ROOT;
             client_body_temp_path $MEMORY_ROOT/client_body;
+            client_body_buffer_size 1m;
             dav_methods PUT DELETE;
             create_full_put_path on;
             dav_access user:rw group:rw all:r;
