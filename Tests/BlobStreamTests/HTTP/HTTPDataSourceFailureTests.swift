@@ -166,10 +166,12 @@ import Testing
         try TestServers.requireStallServer()
         let url = TestServers.stallURL(afterBytes: 100_000, total: 200_000)
         let (description, result) = try await blocking {
+            // The retry's head must arrive within the request time-out: under load, URLSession's
+            // one process-wide queue once held it back for 5 s (the error was then that one).
             let source = HTTPDataSource(
-                url: url, configuration: .init(requestTimeout: 5, idleTimeout: 0.5, maxRetries: 1, retryDelay: 0.05, transport: transport))
+                url: url, configuration: .init(requestTimeout: 60, idleTimeout: 0.5, maxRetries: 1, retryDelay: 0.05, transport: transport))
             defer { source.close() }
-            let reader = SourceReader(source: source, timeout: 20)
+            let reader = SourceReader(source: source, timeout: 90)
             return (try reader.open().get(), try reader.readToEnd())
         }
         #expect(description.length == 200_000)
