@@ -6,22 +6,47 @@ import Glibc
 /// The content is a pure function of `(seed, offset)`, so a test can write a large file and
 /// later compute the expected bytes of any range of it without keeping the file in memory.
 public enum TempFiles {
-    /// Creates a new, uniquely named directory inside `parent` (the system temporary directory
-    /// by default; pass ``TestServers/wwwRoot`` to have nginx serve its files) and returns its
-    /// path. Remove it with ``remove(_:)``.
+    /// Creates a new, uniquely named directory in this process's ``ScratchSpace`` inside
+    /// `parent` (the system temporary directory by default; pass ``TestServers/wwwRoot`` to
+    /// have nginx serve its files) and returns its path. Remove it with
+    /// `defer { TempFiles.remove(directory) }` right after this call.
     public static func makeDirectory(
         in parent: String = NSTemporaryDirectory(), prefix: String = "blobstream-test"
     ) throws -> String {
-        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        var template = ((parent.hasSuffix("/") ? parent : parent + "/") + prefix + ".XXXXXX").utf8CString
+        let root = try ScratchSpace.directory(in: parent)
+        var template = (root + "/" + prefix + ".XXXXXX").utf8CString
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else {
-            throw TestSupportError("cannot create a directory in \(parent): \(String(cString: strerror(errno)))")
+            throw TestSupportError("cannot create a directory in \(root): \(String(cString: strerror(errno)))")
         }
         let path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
         // mkdtemp makes it 0700; nginx's workers may run as another user.
         chmod(path, 0o755)
         return path
+    }
+
+    /// Writes `size` pseudo-random bytes for `seed` to a new, uniquely named file
+    /// (`<prefix>-<UUID>.bin`) in this process's ``ScratchSpace`` inside `parent`, and returns
+    /// its path; if writing fails, the file is removed before the error is thrown. Remove it
+    /// with `defer { TempFiles.remove(path) }` right after this call.
+    public static func makeRandomFile(
+        in parent: String = NSTemporaryDirectory(), prefix: String, size: Int, seed: UInt64 = 0
+    ) throws -> String {
+        let path = try ScratchSpace.directory(in: parent) + "/" + prefix + "-" + UUID().uuidString + ".bin"
+        try removing(path, ifThrows: { try writeRandomFile(atPath: path, size: size, seed: seed) })
+        return path
+    }
+
+    /// Runs `body`, which fills `path` (scratch space just made); if it throws, `path` is
+    /// removed before the error propagates. For helpers that make a directory, fill it and
+    /// return it: the caller's `defer` exists only once they returned.
+    public static func removing<T>(_ path: String, ifThrows body: () throws -> T) rethrows -> T {
+        do {
+            return try body()
+        } catch {
+            remove(path)
+            throw error
+        }
     }
 
     /// Writes `size` pseudo-random bytes for `seed` to a new file at `path` (replacing any file

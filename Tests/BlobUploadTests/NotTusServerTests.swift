@@ -28,8 +28,7 @@ import Testing
     /// Resuming "an upload" that is a plain file: the HEAD answers 200 without tus headers.
     @Test func aPlainFileIsNotATusUpload() async throws {
         try TestServers.requireNginx()
-        let path = TestServers.wwwRoot + "/not-tus-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: 3000)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "not-tus", size: 3000)
         defer { TempFiles.remove(path) }
         let fileURL = try TestServers.nginxURL(forFileAtPath: path)
 

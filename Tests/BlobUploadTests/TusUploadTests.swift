@@ -134,11 +134,9 @@ import Testing
     @Test func resumingWithAnotherBlobIsALengthMismatch() async throws {
         try TestServers.requireTus()
         let path = try makeRandomFile(size: 100_000)
+        defer { TempFiles.remove(path) }
         let other = try makeRandomFile(size: 99_999)
-        defer {
-            TempFiles.remove(path)
-            TempFiles.remove(other)
-        }
+        defer { TempFiles.remove(other) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
         let uploadURL = try await client.create(length: 100_000, metadata: ["filename": "a", "filetype": "b"])
         defer { TestServers.removeUploads([uploadURL]) }

@@ -43,8 +43,7 @@ import Testing
     /// URLs of other servers, or outside the upload folders, are left alone.
     @Test func otherURLsAreLeftAlone() throws {
         try TestServers.requireNginx()
-        let path = TestServers.wwwRoot + "/cleanup-keep-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: 10)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "cleanup-keep", size: 10)
         defer { TempFiles.remove(path) }
 
         TestServers.removeUploads([try TestServers.nginxURL(forFileAtPath: path)])

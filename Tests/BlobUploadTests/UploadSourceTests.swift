@@ -31,8 +31,7 @@ import Testing
     func uploadsAnHTTPBlobWithoutDeadlocking(transport: HTTPDataSource.Transport) async throws {
         try TestServers.requireNginx()
         try TestServers.requireTus()
-        let path = TestServers.wwwRoot + "/upload-source-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: 3 * 1024 * 1024 + 11, seed: 32)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "upload-source", size: 3 * 1024 * 1024 + 11, seed: 32)
         defer { TempFiles.remove(path) }
         let url = try TestServers.nginxURL(forFileAtPath: path)
         // Over URLSession too: the source downloads through the queue URLSession shares with
@@ -56,8 +55,7 @@ import Testing
         try TestServers.requireNginx()
         try TestServers.requireTus()
         let size = 2 * 1024 * 1024
-        let path = TestServers.wwwRoot + "/upload-norange-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: size, seed: 33)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "upload-norange", size: size, seed: 33)
         defer { TempFiles.remove(path) }
         let client = TusClient(endpoint: TestServers.tusFilesURL)
         // The filename the source is uploaded as: resuming compares it.
@@ -75,8 +73,7 @@ import Testing
     @Test func aSourceOfUnknownLengthCannotBeCreated() async throws {
         try TestServers.requireNginx()
         try TestServers.requireTus()
-        let path = TestServers.wwwRoot + "/upload-chunked-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: 100_000, seed: 34)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "upload-chunked", size: 100_000, seed: 34)
         defer { TempFiles.remove(path) }
         let url = try TestServers.nginxURL(forFileAtPath: path, route: .chunked)
         await #expect(throws: BlobUploadError.lengthUnknown(source: url.absoluteString)) {
@@ -99,8 +96,7 @@ import Testing
     /// the package's own client, the body is read on a thread of its own: see the next test.)
     @Test func aStreamedPutOfAURLSessionDownloadFailsFast() async throws {
         try TestServers.requireNginx()
-        let path = TestServers.wwwRoot + "/upload-deadlock-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: 1_000_000, seed: 35)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "upload-deadlock", size: 1_000_000, seed: 35)
         defer { TempFiles.remove(path) }
         let name = "deadlock-\(UUID().uuidString).bin"
         defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
@@ -120,8 +116,7 @@ import Testing
     /// reads it on a thread of its own, not on URLSession's queue: it goes through whole.
     @Test func aStreamedPutOfAURLSessionDownloadOverTheOwnClientGoesThrough() async throws {
         try TestServers.requireNginx()
-        let path = TestServers.wwwRoot + "/upload-own-client-\(UUID().uuidString).bin"
-        try TempFiles.writeRandomFile(atPath: path, size: 1_000_000, seed: 36)
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "upload-own-client", size: 1_000_000, seed: 36)
         defer { TempFiles.remove(path) }
         let name = "own-client-\(UUID().uuidString).bin"
         let stored = TestServers.uploadRoot + "/" + name

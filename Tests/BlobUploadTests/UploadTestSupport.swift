@@ -31,11 +31,10 @@ extension EventLog where Event == TusUploadEvent {
     }
 }
 
-/// A scratch file of `size` pseudo-random bytes; remove it with `TempFiles.remove`.
+/// A scratch file of `size` pseudo-random bytes; remove it with
+/// `defer { TempFiles.remove(path) }` right after this call.
 func makeRandomFile(size: Int, seed: UInt64 = 1) throws -> String {
-    let path = NSTemporaryDirectory() + "blobupload-\(UUID().uuidString).bin"
-    try TempFiles.writeRandomFile(atPath: path, size: size, seed: seed)
-    return path
+    try TempFiles.makeRandomFile(prefix: "blobupload", size: size, seed: seed)
 }
 
 /// Whether the tus server's copy of the upload at `uploadURL` has the SHA-256 of the file at

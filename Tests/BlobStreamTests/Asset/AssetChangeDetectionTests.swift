@@ -7,7 +7,11 @@ import Testing
 /// A ``DirectoryAssetStore`` asset whose file is rewritten in place while it is read ends in
 /// `sourceChanged` or a stale representation, never in bytes of two versions.
 @Suite struct AssetChangeDetectionTests {
-    let folder = AssetTemporaryFolder()
+    let folder: AssetTemporaryFolder
+
+    init() throws {
+        folder = try AssetTemporaryFolder()
+    }
 
     private func asset(_ bytes: [UInt8]) throws -> (store: DirectoryAssetStore, identifier: String, path: String) {
         let store = try DirectoryAssetStore(directory: folder.path + "/library")

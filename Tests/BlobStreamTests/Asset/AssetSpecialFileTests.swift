@@ -7,7 +7,11 @@ import Testing
 /// A FIFO in the asset library, or offered to it, is refused at once and named, never opened
 /// in a way that could block.
 @Suite struct AssetSpecialFileTests {
-    let folder = AssetTemporaryFolder()
+    let folder: AssetTemporaryFolder
+
+    init() throws {
+        folder = try AssetTemporaryFolder()
+    }
 
     @Test func aFIFOInTheLibraryIsRefusedAtOnce() throws {
         let store = try DirectoryAssetStore(directory: folder.path + "/library")

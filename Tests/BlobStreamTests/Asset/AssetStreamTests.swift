@@ -63,7 +63,7 @@ import Testing
 
     @Test(arguments: [0, -1])
     func replacingTheFileWhileStreamingIsAnErrorNotMixedData(sizeChange: Int) throws {
-        let folder = AssetTemporaryFolder()
+        let folder = try AssetTemporaryFolder()
         let store = try DirectoryAssetStore(directory: folder.path + "/library")
         let identifier = try store.import(fileAt: try folder.file("original", bytes))
         let source = AssetDataSource(store: store, identifier: identifier, blockSize: 64 * 1024)
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func removingTheAssetWhileStreamingIsNotFound() throws {
-        let folder = AssetTemporaryFolder()
+        let folder = try AssetTemporaryFolder()
         let store = try DirectoryAssetStore(directory: folder.path)
         let identifier = try store.import(fileAt: try folder.file(".original", bytes))
         let stream = BlobInputStream(dataSource: AssetDataSource(store: store, identifier: identifier, blockSize: 64 * 1024))
@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func traversalThroughAURLIsRefusedBeforeOpening() throws {
-        let folder = AssetTemporaryFolder()
+        let folder = try AssetTemporaryFolder()
         let registry = BlobURLRegistry()
         registry.register(assetStore: try DirectoryAssetStore(directory: folder.path))
         let url = try #require(URL(string: "asset://?id=..%2F..%2Fetc%2Fpasswd"))
@@ -137,7 +137,7 @@ import Testing
     }
 
     @Test func aCustomSchemeRegisteredOnTheSharedRegistryStreamsByURL() throws {
-        let folder = AssetTemporaryFolder()
+        let folder = try AssetTemporaryFolder()
         let store = try DirectoryAssetStore(directory: folder.path + "/gallery")
         let identifier = try store.import(fileAt: try folder.file("photo.jpg", bytes))
         let scheme = "blobtest-gallery"

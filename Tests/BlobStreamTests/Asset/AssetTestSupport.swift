@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -129,17 +130,17 @@ func assetTestBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8]
     }
 }
 
-/// A fresh folder under the system temporary directory, removed when the value goes away.
+/// A fresh scratch folder (``TempFiles/makeDirectory(in:prefix:)``), removed when the value
+/// goes away.
 final class AssetTemporaryFolder: Sendable {
     let path: String
 
-    init() {
-        path = NSTemporaryDirectory() + "blobstream-asset-tests-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    init() throws {
+        path = try TempFiles.makeDirectory(prefix: "blobstream-asset-tests")
     }
 
     deinit {
-        try? FileManager.default.removeItem(atPath: path)
+        TempFiles.remove(path)
     }
 
     /// Writes `bytes` to a new file in the folder and returns its path.

@@ -58,7 +58,7 @@ import Testing
 
     @Test func registryRefusesIdentifiersTheStoreRejectsBeforeOpening() throws {
         let registry = BlobURLRegistry()
-        let folder = AssetTemporaryFolder()
+        let folder = try AssetTemporaryFolder()
         registry.register(assetStore: try DirectoryAssetStore(directory: folder.path))
         for text in ["asset://?id=..", "asset://?id=..%2F..%2Fetc%2Fpasswd", "asset://?id=%252e%252e", "asset://?id=a%00b"] {
             let url = try #require(URL(string: text))

@@ -3,7 +3,11 @@ import Foundation
 import Testing
 
 @Suite struct DirectoryAssetStoreTests {
-    let folder = AssetTemporaryFolder()
+    let folder: AssetTemporaryFolder
+
+    init() throws {
+        folder = try AssetTemporaryFolder()
+    }
 
     private func library() throws -> DirectoryAssetStore {
         try DirectoryAssetStore(directory: folder.path + "/library")

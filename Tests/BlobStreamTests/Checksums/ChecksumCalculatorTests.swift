@@ -25,7 +25,7 @@ import Testing
 
     @Test func foundationFileStreamAndBlobFileStreamAgree() throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let path = try ChecksumFixtures.writeFile(in: directory, name: "blob", count: 2_000_003, seed: 3)
         let viaFoundation = try ChecksumCalculator().digest(of: InputStream(fileAtPath: path)!)
         let viaBlob = try ChecksumCalculator().digest(of: BlobInputStream(fileAtPath: path))
@@ -93,7 +93,7 @@ import Testing
 
     @Test func aShrinkingFileFailsWithUnexpectedEnd() throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let path = try ChecksumFixtures.writeFile(in: directory, name: "shrinks", count: 4 << 20, seed: 9)
         let stream = BlobInputStream(fileAtPath: path)
         let calculator = ChecksumCalculator(bufferSize: 1 << 20)

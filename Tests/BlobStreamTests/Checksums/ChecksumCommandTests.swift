@@ -16,7 +16,7 @@ import Testing
 
     @Test func printsExactlyWhatSha256sumPrints() async throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let names = ["plain.bin", "with space.bin", "back\\slash.bin", "new\nline.bin", "empty.bin"]
         var paths: [String] = []
         for (index, name) in names.enumerated() {
@@ -32,7 +32,7 @@ import Testing
     @Test(arguments: [("sha1", "sha1sum"), ("md5", "md5sum"), ("sha256", "sha256sum")])
     func otherAlgorithmsMatchTheirTools(algorithm: String, tool: String) async throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let path = try ChecksumFixtures.writeFile(in: directory, name: "blob", count: 3_000_001, seed: 11)
         let ours = try await blobstream(["checksum", "--algorithm", algorithm, path])
         let reference = try await ChecksumFixtures.run(tool, [path], installHint: "apt-get install coreutils")
@@ -42,7 +42,7 @@ import Testing
 
     @Test func crcsAndOffsets() async throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let bytes = ChecksumFixtures.bytes(count: 2_500_000, seed: 12)
         let path = directory.appendingPathComponent("blob").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -83,7 +83,7 @@ import Testing
         #expect(unknownScheme.standardError.contains("nosuchscheme://host/blob"))
 
         let directoryURL = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directoryURL) }
+        defer { TempFiles.remove(directoryURL.path) }
         let path = try ChecksumFixtures.writeFile(in: directoryURL, name: "small", count: 100, seed: 1)
         let pastEnd = try await blobstream(["checksum", "--offset", "101", path])
         #expect(pastEnd.status == 1)
@@ -128,7 +128,7 @@ import Testing
 
     @Test func progressBarOnlyOnATerminal() async throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let path = try ChecksumFixtures.writeFile(in: directory, name: "blob", count: 8 << 20, seed: 2)
         // `script` gives the command a pseudo-terminal for both output streams.
         let command = "'\(try Self.executable().path)' checksum '\(path)'"

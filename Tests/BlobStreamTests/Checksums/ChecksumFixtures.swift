@@ -34,12 +34,10 @@ enum ChecksumFixtures {
         return bytes
     }
 
-    /// A fresh directory under the system temporary directory, removed by the caller.
+    /// A fresh scratch directory (``TempFiles/makeDirectory(in:prefix:)``), removed by the
+    /// caller.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("blobstream-checksums-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        URL(fileURLWithPath: try TempFiles.makeDirectory(prefix: "blobstream-checksums"), isDirectory: true)
     }
 
     /// Writes `count` seeded bytes to a new file in `directory` and returns its path.

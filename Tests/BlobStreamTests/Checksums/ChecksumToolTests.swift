@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -24,7 +25,7 @@ import Testing
     @Test(arguments: tools.map(\.0))
     func fileDigestsMatchTheStandardTool(algorithm: ChecksumAlgorithm) async throws {
         let directory = try ChecksumFixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { TempFiles.remove(directory.path) }
         let command = Self.tools.first { $0.0 == algorithm }!.1
         for (index, size) in Self.sizes.enumerated() {
             let path = try ChecksumFixtures.writeFile(in: directory, name: "file-\(size)", count: size, seed: UInt64(index + 100))

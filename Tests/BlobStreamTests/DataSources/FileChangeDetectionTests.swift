@@ -11,7 +11,7 @@ import Testing
     static func file(size: Int, seed: UInt64) throws -> (directory: String, path: String) {
         let directory = try TempFiles.makeDirectory(prefix: "file-change")
         let path = directory + "/blob"
-        try TempFiles.writeRandomFile(atPath: path, size: size, seed: seed)
+        try TempFiles.removing(directory) { try TempFiles.writeRandomFile(atPath: path, size: size, seed: seed) }
         return (directory, path)
     }
 

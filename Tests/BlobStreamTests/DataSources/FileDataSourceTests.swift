@@ -5,8 +5,8 @@ import Testing
 
 @Suite struct FileDataSourceTests {
     static func temporaryFile(_ bytes: [UInt8]) throws -> String {
-        let path = NSTemporaryDirectory() + "blobstream-file-\(UUID().uuidString)"
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let path = try ScratchSpace.directory() + "/blobstream-file-\(UUID().uuidString)"
+        try TempFiles.removing(path) { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
         return path
     }
 
@@ -14,7 +14,7 @@ import Testing
     func readsAWholeFile(mode: BlobInputStream.Mode) throws {
         let bytes = (0..<1_234_567).map { UInt8(truncatingIfNeeded: $0 &* 13) }
         let path = try Self.temporaryFile(bytes)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { TempFiles.remove(path) }
         #expect(try StreamHarness.readAll(BlobInputStream(fileAtPath: path, mode: mode), chunk: 65_536) == bytes)
         #expect(try StreamHarness.readAll(BlobInputStream(url: URL(fileURLWithPath: path), mode: mode)!, chunk: 1000) == bytes)
     }
@@ -35,7 +35,7 @@ import Testing
 
     @Test func emptyFileOpensAndEnds() throws {
         let path = try Self.temporaryFile([])
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { TempFiles.remove(path) }
         let stream = BlobInputStream(fileAtPath: path)
         stream.open()
         #expect(stream.streamStatus == .atEnd)
@@ -46,7 +46,7 @@ import Testing
 
     @Test func aFileThatShrinksIsAnErrorNotAnEarlyEnd() throws {
         let path = try Self.temporaryFile(Array(repeating: 7, count: 1 << 20))
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        defer { TempFiles.remove(path) }
         let stream = BlobInputStream(fileAtPath: path)
         stream.blockSize = 65_536
         stream.open()

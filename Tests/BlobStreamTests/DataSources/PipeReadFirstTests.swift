@@ -20,9 +20,8 @@ import Testing
     }
 
     @Test func aFIFOItOpenedIsReadWithoutPolling() throws {
-        let directory = NSTemporaryDirectory() + "pipe-read-first-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = try TempFiles.makeDirectory(prefix: "pipe-read-first")
+        defer { TempFiles.remove(directory) }
         let path = directory + "/fifo"
         #expect(mkfifo(path, 0o600) == 0)
         let source = PipeDataSource(path: path)

@@ -11,7 +11,11 @@ import Testing
     static func fifo() throws -> (directory: String, path: String) {
         let directory = try TempFiles.makeDirectory(prefix: "special-file")
         let path = directory + "/fifo"
-        guard mkfifo(path, 0o600) == 0 else { throw TestSupportError("mkfifo failed: errno \(errno)") }
+        guard mkfifo(path, 0o600) == 0 else {
+            let failure = errno
+            TempFiles.remove(directory)
+            throw TestSupportError("mkfifo failed: errno \(failure)")
+        }
         return (directory, path)
     }
 

@@ -15,10 +15,11 @@ struct ServedBlob: Sendable {
     /// Writes `size` pseudo-random bytes for `seed` to a new directory served by nginx.
     init(size: Int, seed: UInt64 = 1) throws {
         try TestServers.requireNginx()
-        directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "http-source")
-        path = directory + "/blob.bin"
-        bytes = TempFiles.pseudoRandomBytes(count: size, seed: seed)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "http-source")
+        let path = directory + "/blob.bin"
+        let bytes = TempFiles.pseudoRandomBytes(count: size, seed: seed)
+        try TempFiles.removing(directory) { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
+        (self.directory, self.path, self.bytes) = (directory, path, bytes)
     }
 
     /// Where nginx serves it through `route`.

@@ -14,8 +14,10 @@ import Testing
     private func publish(seed: UInt64) throws -> (directory: String, path: String, url: URL) {
         let directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "fault-proxy")
         let path = directory + "/blob.bin"
-        try TempFiles.writeRandomFile(atPath: path, size: Self.size, seed: seed)
-        return (directory, path, try TestServers.nginxURL(forFileAtPath: path))
+        return try TempFiles.removing(directory) {
+            try TempFiles.writeRandomFile(atPath: path, size: Self.size, seed: seed)
+            return (directory, path, try TestServers.nginxURL(forFileAtPath: path))
+        }
     }
 
     /// One request on a session of its own, so every request opens a new connection.

@@ -15,15 +15,21 @@ import FoundationNetworking
         _ range: String?, method: String = "GET", ifRange: String? = nil
     ) async throws -> (data: Data, response: HTTPURLResponse, bytes: Data, fixture: URLAssetFixture) {
         let fixture = try URLAssetFixture()
-        let path = try fixture.add("clip.bin", size: Self.size, seed: 3)
-        var request = URLRequest(url: fixture.url("clip.bin"))
-        request.httpMethod = method
-        if let range { request.setValue(range, forHTTPHeaderField: "Range") }
-        if let ifRange { request.setValue(ifRange, forHTTPHeaderField: "If-Range") }
-        let (data, response, error) = await URLLoading.completionTask(URLLoading.session(), request)
-        if let error { throw error }
-        let http = try #require(response as? HTTPURLResponse)
-        return (data ?? Data(), http, try Data(contentsOf: URL(fileURLWithPath: path)), fixture)
+        // The caller removes the fixture once this returned; until then, a throw removes it.
+        do {
+            let path = try fixture.add("clip.bin", size: Self.size, seed: 3)
+            var request = URLRequest(url: fixture.url("clip.bin"))
+            request.httpMethod = method
+            if let range { request.setValue(range, forHTTPHeaderField: "Range") }
+            if let ifRange { request.setValue(ifRange, forHTTPHeaderField: "If-Range") }
+            let (data, response, error) = await URLLoading.completionTask(URLLoading.session(), request)
+            if let error { throw error }
+            let http = try #require(response as? HTTPURLResponse)
+            return (data ?? Data(), http, try Data(contentsOf: URL(fileURLWithPath: path)), fixture)
+        } catch {
+            fixture.remove()
+            throw error
+        }
     }
 
     @Test func wholeBlobHasLengthEntityTagAndAcceptRanges() async throws {

@@ -9,33 +9,33 @@ import FoundationNetworking
 /// Every kind of task gets the whole blob or a clear error: completion handler, `async`,
 /// delegate (streamed, in several chunks), download (refused, never a trap). The 256 MiB
 /// cases run one at a time: each holds the blob in memory once or twice.
-@Suite(.serialized) struct BlobURLProtocolTaskKindTests {
+@Suite(.serialized, BigAssetScope()) struct BlobURLProtocolTaskKindTests {
     static let bigSize = 256 << 20
-    /// The 256 MiB asset, written once per process, and its bytes.
-    static let big: (fixture: URLAssetFixture, bytes: Data) = {
-        let fixture = try! URLAssetFixture(scheme: "big")
-        let path = try! fixture.add("big.bin", size: bigSize, seed: 256)
-        return (fixture, try! Data(contentsOf: URL(fileURLWithPath: path)))
-    }()
+    /// The 256 MiB asset and its bytes, written once for the suite by ``BigAssetScope``, which
+    /// removes it after the suite's last test (a `static let` kept it on disk for good).
+    @TaskLocal static var big: (fixture: URLAssetFixture, bytes: Data)?
 
     @Test func completionHandlerDataTaskGetsTheWhole256MiB() async throws {
-        let (data, response, error) = await URLLoading.completionTask(URLLoading.session(), URLRequest(url: Self.big.fixture.url("big.bin")))
+        let big = try #require(Self.big)
+        let (data, response, error) = await URLLoading.completionTask(URLLoading.session(), URLRequest(url: big.fixture.url("big.bin")))
         #expect(error == nil)
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(data?.count == Self.bigSize)
-        #expect(data == Self.big.bytes)
+        #expect(data == big.bytes)
     }
 
     @Test func asyncDataGetsTheWhole256MiB() async throws {
-        let (data, response) = try await URLLoading.session().data(from: Self.big.fixture.url("big.bin"))
+        let big = try #require(Self.big)
+        let (data, response) = try await URLLoading.session().data(from: big.fixture.url("big.bin"))
         #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Length") == String(Self.bigSize))
         #expect(data.count == Self.bigSize)
-        #expect(data == Self.big.bytes)
+        #expect(data == big.bytes)
     }
 
     @Test func delegateDataTaskStreamsTheWhole256MiBInBlocks() async throws {
-        let delegate = RecordingDataDelegate(expected: Self.big.bytes, keepsBytes: false)
-        URLLoading.session(delegate: delegate).dataTask(with: Self.big.fixture.url("big.bin")).resume()
+        let big = try #require(Self.big)
+        let delegate = RecordingDataDelegate(expected: big.bytes, keepsBytes: false)
+        URLLoading.session(delegate: delegate).dataTask(with: big.fixture.url("big.bin")).resume()
         let outcome = await delegate.completion()
         #expect(outcome.error == nil)
         #expect(outcome.received == Self.bigSize)
@@ -117,5 +117,18 @@ final class DownloadRecorder: NSObject, URLSessionDownloadDelegate, @unchecked S
             return self.waiter
         }
         waiter?.resume(returning: error)
+    }
+}
+
+/// Provides ``BlobURLProtocolTaskKindTests/big`` to that suite's tests, and removes it after them.
+private struct BigAssetScope: SuiteTrait, TestScoping {
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        let fixture = try URLAssetFixture(scheme: "big")
+        defer { fixture.remove() }
+        let path = try fixture.add("big.bin", size: BlobURLProtocolTaskKindTests.bigSize, seed: 256)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        try await BlobURLProtocolTaskKindTests.$big.withValue((fixture, bytes)) { try await function() }
     }
 }

@@ -13,11 +13,13 @@ import Testing
     /// several 1 MiB asset blocks.
     private func library() throws -> (directory: String, identifier: String, text: String) {
         let directory = try TempFiles.makeDirectory(prefix: "cli-cat")
-        let text = (0..<60_000).map { "line \($0) of the asset\n" }.joined()
-        let file = directory + "/notes.txt"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
-        let identifier = try DirectoryAssetStore(directory: directory + "/library").import(fileAt: file)
-        return (directory, identifier, text)
+        return try TempFiles.removing(directory) {
+            let text = (0..<60_000).map { "line \($0) of the asset\n" }.joined()
+            let file = directory + "/notes.txt"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let identifier = try DirectoryAssetStore(directory: directory + "/library").import(fileAt: file)
+            return (directory, identifier, text)
+        }
     }
 
     @Test func catWritesTheWholeAsset() throws {

@@ -50,8 +50,9 @@ final class URLAssetFixture: Sendable {
     let scheme: String
 
     init(scheme prefix: String = "asset-t") throws {
-        directory = try TempFiles.makeDirectory(prefix: "blob-urlprotocol")
-        store = try DirectoryAssetStore(directory: directory)
+        let directory = try TempFiles.makeDirectory(prefix: "blob-urlprotocol")
+        store = try TempFiles.removing(directory, ifThrows: { try DirectoryAssetStore(directory: directory) })
+        self.directory = directory
         scheme = URLLoading.uniqueScheme(prefix)
         BlobURLRegistry.shared.register(assetStore: store, scheme: scheme)
     }
