@@ -24,7 +24,7 @@ let package = Package(
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"]),
         .executableTarget(
             name: "blob-bench",
-            dependencies: ["BlobStream", "BlobUpload"],
+            dependencies: ["BlobStream", "BlobUpload", "HTTP1"],
             path: "Benchmarks/blob-bench"
         ),
         // Helpers shared by the test targets: server discovery, a fault-injecting TCP proxy,
