@@ -118,16 +118,95 @@ import Testing
         }
     }
 
+    /// A small body that the stream is slow to start: the 201 (sent after the head only)
+    /// arrives while the client waits for the bytes, so it is seen before the last chunk went
+    /// out and confirms nothing, although the stream is at its end by then (its length is
+    /// known, so the last byte read ends it).
+    @Test(arguments: Self.transports) func anEarlySuccessToASmallBodyIsNoSuccess(transport: Transport) async throws {
+        let size = 300_000
+        let server = try ScriptedHTTPServer(connections: [[Self.earlyAnswer]], drainBeforeClosing: true, readsBodies: false)
+        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/early.bin")!
+        let source = ScriptedDataSource(bytes: [UInt8](repeating: 5, count: size))
+        source.wouldBlockDelay = 0.5
+        await #expect {
+            _ = try await StreamedUploader(transport: transport).upload(
+                BlobInputStream(dataSource: source), to: target, expectedLength: Int64(size))
+        } throws: { error in
+            guard case .bodyIncomplete("PUT", target.absoluteString, _, Int64(size)?)? = error as? BlobUploadError else {
+                Issue.record("expected bodyIncomplete, got \(error)")
+                return false
+            }
+            return true
+        }
+    }
+
     /// The same for a plain `InputStream`, which cannot tell how much was read: it is not at
-    /// its end, and that is enough.
+    /// its end, and that is enough. (URLSession cannot say how much it sent either; the
+    /// package's own client can, and says so.)
     @Test(arguments: Self.transports) func anAnswerBeforeTheWholePlainStreamIsNoSuccess(transport: Transport) async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.earlyAnswer]], drainBeforeClosing: true)
         let target = URL(string: "http://127.0.0.1:\(server.port)/upload/early.bin")!
-        await #expect(throws: BlobUploadError.bodyIncomplete(
-            method: "PUT", url: target.absoluteString, bytesSent: nil, expectedLength: nil)) {
-            _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data(repeating: 3, count: 8 << 20)), to: target)
+        let size: Int64 = 8 << 20
+        await #expect {
+            _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data(repeating: 3, count: Int(size))), to: target)
+        } throws: { error in
+            guard case .bodyIncomplete("PUT", target.absoluteString, let sent, nil)? = error as? BlobUploadError else {
+                Issue.record("expected bodyIncomplete, got \(error)")
+                return false
+            }
+            return transport == .urlSession ? sent == nil : (sent ?? size) < size
+        }
+    }
+
+    /// A stream that gives 0 while still open (a broken third-party stream) is not at its end:
+    /// the upload fails, and the package's own client does not complete the body, so nginx
+    /// stores nothing.
+    @Test(arguments: Self.transports) func aZeroReadBeforeTheEndIsNoEnd(transport: Transport) async throws {
+        try TestServers.requireNginx()
+        let name = "zero-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        await #expect(throws: BlobUploadError.self) {
+            _ = try await StreamedUploader(transport: transport).upload(
+                ZeroWhileOpenStream(bytes: 100_000), to: TestServers.uploadURL.appendingPathComponent(name))
+        }
+        // FoundationNetworking ends the body at a read of 0 whatever the status, so over
+        // URLSession the server does store the short body; only the error tells.
+        if transport == .automatic {
+            #expect(!FileManager.default.fileExists(atPath: stored), "the server stored a body that never ended")
         }
     }
 
     private static let earlyAnswer = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+}
+
+/// Yields `bytes` bytes, then reads of 0 while its status stays `.open`: a stream that breaks
+/// the rule that only the end reads as 0.
+final class ZeroWhileOpenStream: InputStream {
+    private var remaining: Int
+    private var status = Stream.Status.notOpen
+
+    init(bytes: Int) {
+        remaining = bytes
+        super.init(data: Data())
+    }
+
+    override func open() { status = .open }
+    override func close() { status = .closed }
+    override var streamStatus: Stream.Status { status }
+    override var streamError: Error? { nil }
+    override var hasBytesAvailable: Bool { true }
+    override var delegate: (any StreamDelegate)? { get { nil } set {} }
+    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
+    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {}
+    override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+    override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>) -> Bool { false }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        let count = min(len, remaining)
+        buffer.update(repeating: 7, count: count)
+        remaining -= count
+        return count
+    }
 }

@@ -81,6 +81,12 @@ extension SocketHTTPTransport {
             // connection, which breaks the send: its answer says more than the broken pipe.
             if error.mayHaveAnswer,
                let early = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) {
+                // Only a refusal is news here: a 2xx before the last chunk cannot confirm a
+                // body the server had not seen the end of, whatever the stream has read.
+                guard early.head.statusCode >= 300 else {
+                    return .failure(.bodyIncomplete(
+                        method: method, url: url.absoluteString, bytesSent: error.bytesSent, expectedLength: expectedLength))
+                }
                 return reply(to: early, method: method, url: url)
             }
             return .failure(error.error(method: method, url: url))
@@ -120,11 +126,16 @@ extension SocketHTTPTransport {
         while true {
             // An answer before the whole body went out (a 201, a 413) ends the request: the
             // rest is not read, so the caller sees that the body was not sent to its end.
-            if sent > 0, connection.hasInput { throw .answeredEarly }
+            if sent > 0, connection.hasInput { throw .answeredEarly(sent: sent) }
             let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
             if call.isCancelled { throw .transfer(.cancelled) }
             if count < 0 || stream.streamStatus == .error { throw .streamFailed }
-            if count == 0 { break }
+            if count == 0 {
+                // Only the end may end the body: a 0 from a stream still open would send the
+                // last chunk of a short body.
+                guard stream.streamStatus == .atEnd else { throw .noEnd(sent: sent, status: stream.streamStatus) }
+                break
+            }
             sent += Int64(count)
             if let expectedLength, sent > expectedLength { throw .length(sent: sent, expected: expectedLength) }
             do {
@@ -134,6 +145,9 @@ extension SocketHTTPTransport {
             }
         }
         if let expectedLength, sent != expectedLength { throw .length(sent: sent, expected: expectedLength) }
+        // An answer that came while the stream was read to its end came before the end of the
+        // body: the same early answer as one seen between two chunks.
+        if connection.hasInput { throw .answeredEarly(sent: sent) }
         do {
             try connection.send(HTTPChunkBuffer.lastChunk, wait: wait)
         } catch {
@@ -151,7 +165,17 @@ private enum BodyStop: Error {
     /// The stream yielded another length than expected.
     case length(sent: Int64, expected: Int64)
     /// The server began to answer (or closed) before the whole body was sent.
-    case answeredEarly
+    case answeredEarly(sent: Int64)
+    /// The stream's read gave no bytes although its status is not `.atEnd`.
+    case noEnd(sent: Int64, status: Stream.Status)
+
+    /// The payload bytes sent before the stop, where known.
+    var bytesSent: Int64? {
+        switch self {
+        case .answeredEarly(let sent), .noEnd(let sent, _), .length(let sent, _): sent
+        default: nil
+        }
+    }
 
     /// Whether the server may have answered: it broke the connection, or began an answer.
     var mayHaveAnswer: Bool {
@@ -167,6 +191,10 @@ private enum BodyStop: Error {
             SocketHTTPTransport.uploadError(error, method: method, url: url, connecting: false)
         case .streamFailed:
             .network(method: method, url: url.absoluteString, reason: "the body stream failed; the body was not completed", code: nil)
+        case .noEnd(let sent, let status):
+            .network(method: method, url: url.absoluteString,
+                     reason: "the body stream read 0 bytes after \(sent) without being at its end (status \(status.rawValue)); the body was not completed",
+                     code: nil)
         case .answeredEarly:
             .network(method: method, url: url.absoluteString, reason: "the server closed the connection before the whole body was sent", code: URLError.Code.networkConnectionLost.rawValue)
         case .length(let sent, let expected):
