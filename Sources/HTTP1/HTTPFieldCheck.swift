@@ -5,9 +5,14 @@
 package enum HTTPFieldCheck {
     /// Why the field `name: value` cannot be written as it is, or `nil` when it can.
     package static func problem(name: String, value: String) -> Problem? {
-        if name.isEmpty || !name.utf8.allSatisfy(isTokenByte) { return .name }
+        if !isToken(name) { return .name }
         if value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) { return .value }
         return nil
+    }
+
+    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2), as a method and a field name must be.
+    package static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
     /// The first unusable field of `fields` in name order, and why, or `nil`.
@@ -38,6 +43,9 @@ package enum HTTPFieldCheck {
         case name
         /// The value contains CR, LF or NUL.
         case value
+        /// The request's method (the failure's name) is not an HTTP token: written into the
+        /// request line, a CR or LF in it would end that line early.
+        case method
     }
 
     /// Whether `byte` may appear in a token (RFC 9110 §5.6.2 `tchar`).

@@ -37,10 +37,12 @@ package struct HTTPRequestHead: Sendable {
     /// one check (``HTTPFieldCheck``), before any transport sees them; then `setting`, which
     /// replace a caller's field of the same name in any case. The fields are one
     /// case-insensitive set, as `URLRequest` keeps them, written in name order.
-    /// - Throws: the first unusable field in name order; nothing is built then.
+    /// - Throws: a method that is not a token, or the first unusable field in name order;
+    ///   nothing is built then.
     package init(
         method: String, url: URL, checking fields: [String: String], setting: [(String, String)] = []
     ) throws(HTTPFieldCheck.Failure) {
+        guard HTTPFieldCheck.isToken(method) else { throw HTTPFieldCheck.Failure(name: method, problem: .method) }
         var merged = fields.map { ($0.key, $0.value) }
         for (name, value) in setting {
             merged.removeAll { $0.0.lowercased() == name.lowercased() }
@@ -59,11 +61,12 @@ package struct HTTPRequestHead: Sendable {
         return (host, url.port ?? 80)
     }
 
-    /// The first field that cannot be written, and why, or `nil`: the one check
+    /// The method or first field that cannot be written, and why, or `nil`: the one check
     /// (``HTTPFieldCheck``) for a head whose fields were set without
     /// ``init(method:url:checking:setting:)``, to be asked before ``serialized()``.
     package var fieldProblem: (name: String, problem: HTTPFieldCheck.Problem)? {
-        HTTPFieldCheck.firstProblem(in: fields.map { (key: $0.0, value: $0.1) })
+        guard HTTPFieldCheck.isToken(method) else { return (method, .method) }
+        return HTTPFieldCheck.firstProblem(in: fields.map { (key: $0.0, value: $0.1) })
     }
 
     /// The bytes of the head, up to and including the blank line. The fields are written as

@@ -84,3 +84,25 @@ import Testing
         #expect(server.connectionCount == 0)
     }
 }
+
+/// A caller's method is written into the request line verbatim: one that is not an HTTP token
+/// could end the line and inject fields or a second request, so it is refused before anything
+/// is sent, on both transports.
+@Suite struct MethodInjectionTests {
+    @Test(arguments: [Transport.automatic, .urlSession],
+          ["PUT /other HTTP/1.1\r\nX-Injected: yes\r\nX-Pad:", "PUT\n", "PU T", ""])
+    func theStreamedUploaderRefusesAMethodThatIsNoToken(transport: Transport, method: String) async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]])
+        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/x.bin")!
+        await #expect {
+            _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data("abc".utf8)), to: target, method: method)
+        } throws: { error in
+            guard case .invalidOption("method", _)? = error as? BlobUploadError else {
+                Issue.record("expected invalidOption(method), got \(error)")
+                return false
+            }
+            return true
+        }
+        #expect(server.connectionCount == 0)
+    }
+}

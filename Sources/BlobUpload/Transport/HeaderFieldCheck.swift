@@ -13,7 +13,8 @@ internal import HTTP1
 enum HeaderFieldCheck {
     /// The head of a `method` request to `url` with the caller's `fields`, and `setting`
     /// (protocol fields that replace a caller's of the same name).
-    /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for the first unusable field.
+    /// - Throws: ``BlobUploadError/invalidOption(name:reason:)`` for a method that is not a
+    ///   token, ``BlobUploadError/invalidHeader(name:reason:)`` for the first unusable field.
     static func head(
         method: String, url: URL, fields: [String: String], setting: [(String, String)] = []
     ) throws(BlobUploadError) -> HTTPRequestHead {
@@ -42,6 +43,8 @@ enum HeaderFieldCheck {
         switch problem {
         case .name: .invalidHeader(name: name, reason: "the name is not an HTTP token (no ':', spaces or control characters)")
         case .value: .invalidHeader(name: name, reason: "the value contains a line break or NUL")
+        case .method:
+            .invalidOption(name: "method", reason: "\"\(name)\" is not an HTTP method token (letters, digits and !#$%&'*+-.^_`|~ only)")
         }
     }
 }

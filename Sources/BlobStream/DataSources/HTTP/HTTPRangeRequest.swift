@@ -71,6 +71,7 @@ struct HTTPRangeRequest: Sendable {
         case nil: nil
         case (let name, .name)?: "the header name \"\(name)\" is not a valid HTTP token"
         case (let name, .value)?: "the value of header \"\(name)\" contains a line break or NUL"
+        case (let name, .method)?: "the method \"\(name)\" is not a valid HTTP token"
         }
     }
 
