@@ -36,6 +36,22 @@ package final class HTTP1Connection: Sendable {
     /// The bytes received so far: more than before a request means its answer began.
     package var bytesReceived: Int { received.load(ordering: .relaxed) }
 
+    /// Whether a kept-alive connection, idle between two requests, may carry the next one: not
+    /// cancelled, and the server has sent nothing since its last answer. Bytes there (a second,
+    /// unasked-for answer, a 408 before an idle close) would be read as the next request's
+    /// answer, and a close there would fail a request that may not be sent twice.
+    package var isReusable: Bool { !isCancelled && !hasInput }
+
+    /// Whether `error`, from a request on a kept-alive connection that had received
+    /// `receivedBefore` bytes when the request began, is that connection going stale while it
+    /// was idle: the connection was lost before any byte of an answer. A request that is safe
+    /// to repeat may be sent again on a new connection then; not after a time-out, when the
+    /// first may still be under way.
+    package func failedAsStale(_ error: HTTP1Error, receivedBefore: Int) -> Bool {
+        guard case .network(_, .lost) = error else { return false }
+        return bytesReceived == receivedBefore
+    }
+
     /// Interrupts the current and every later call. Idempotent, any thread.
     package func cancel() {
         guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let wake else { return }

@@ -64,6 +64,105 @@ import Testing
         #expect(server.connectionCount == 2)
     }
 
+    /// A POST is never sent twice, so a kept-alive connection the server closed while it was
+    /// idle must not be taken for it: the close is seen before the request goes out.
+    @Test func aPostDoesNotTakeAnIdleConnectionTheServerClosed() async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            ["HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"],
+            ["HTTP/1.1 201 Created\r\nLocation: /files/y\r\nContent-Length: 0\r\n\r\n"],
+        ])
+        let transport = SocketHTTPTransport(timeout: 5)
+        #expect(try await transport.send(request("GET", server), body: nil).body == Data("ok".utf8))
+        try await Task.sleep(for: .milliseconds(300))
+        let created = try await transport.send(request("POST", server), body: nil)
+        #expect(created.statusCode == 201)
+        #expect(server.connectionCount == 2)
+    }
+
+    /// Bytes the server sends on an idle kept-alive connection (here a second, unasked-for
+    /// answer) are no answer to the next request: that connection is dropped, not read.
+    @Test func bytesThatArriveOnAnIdleConnectionAnswerNothing() async throws {
+        let (listener, port) = try LoopbackSocket.listening()
+        // Only shut down here, to end a waiting accept: the thread closes it, once it no longer
+        // calls accept (a closed number may be reused by another test's listener meanwhile).
+        defer { shutdown(listener, Int32(SHUT_RDWR)) }
+        Thread.detachNewThread {
+            defer { close(listener) }
+            let first = accept(listener, nil, nil)
+            guard first >= 0 else { return }
+            defer { close(first) }
+            Self.readHead(first)
+            Self.sendAll(first, "HTTP/1.1 204 No Content\r\nUpload-Offset: 3\r\n\r\n")
+            usleep(200_000)
+            Self.sendAll(first, "HTTP/1.1 204 No Content\r\nUpload-Offset: 999\r\n\r\n")
+            let second = accept(listener, nil, nil)
+            guard second >= 0 else { return }
+            defer { close(second) }
+            Self.readHead(second)
+            Self.sendAll(second, "HTTP/1.1 204 No Content\r\nUpload-Offset: 6\r\n\r\n")
+            usleep(500_000)
+        }
+        let url = URL(string: "http://127.0.0.1:\(port)/files/x")!
+        let transport = SocketHTTPTransport(timeout: 5)
+        let first = try await transport.send(HTTPRequestHead(method: "HEAD", url: url, fields: []), body: nil)
+        #expect(first.header("upload-offset") == "3")
+        try await Task.sleep(for: .milliseconds(500))
+        let second = try await transport.send(HTTPRequestHead(method: "HEAD", url: url, fields: []), body: nil)
+        #expect(second.header("upload-offset") == "6")
+    }
+
+    /// A request on a kept-alive connection that times out is not sent again as if the
+    /// connection had gone stale: the server may still be working on the first one.
+    @Test func aTimedOutRequestIsNotSentAgain() async throws {
+        let (listener, port) = try LoopbackSocket.listening()
+        // Only shut down here, to end a waiting accept: the thread closes it, once it no longer
+        // calls accept (a closed number may be reused by another test's listener meanwhile).
+        defer { shutdown(listener, Int32(SHUT_RDWR)) }
+        let connections = Mutex(0)
+        Thread.detachNewThread {
+            defer { close(listener) }
+            let first = accept(listener, nil, nil)
+            guard first >= 0 else { return }
+            connections.withLock { $0 += 1 }
+            defer { close(first) }
+            Self.readHead(first)
+            Self.sendAll(first, "HTTP/1.1 204 No Content\r\nUpload-Offset: 3\r\n\r\n")
+            Self.readHead(first)
+            // No answer to the second request; a second connection would get one.
+            let second = accept(listener, nil, nil)
+            guard second >= 0 else { return }
+            connections.withLock { $0 += 1 }
+            Self.readHead(second)
+            Self.sendAll(second, "HTTP/1.1 204 No Content\r\nUpload-Offset: 6\r\n\r\n")
+            close(second)
+        }
+        let url = URL(string: "http://127.0.0.1:\(port)/files/x")!
+        let transport = SocketHTTPTransport(timeout: 1)
+        _ = try await transport.send(HTTPRequestHead(method: "HEAD", url: url, fields: []), body: nil)
+        await #expect {
+            _ = try await transport.send(HTTPRequestHead(method: "HEAD", url: url, fields: []), body: nil)
+        } throws: { error in
+            guard case .network(_, _, _, URLError.Code.timedOut.rawValue)? = error as? BlobUploadError else {
+                Issue.record("expected a time-out, got \(error)")
+                return false
+            }
+            return true
+        }
+        #expect(connections.withLock { $0 } == 1)
+    }
+
+    private static func readHead(_ fd: Int32) {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while !bytes.suffix(4).elementsEqual([13, 10, 13, 10]), recv(fd, &byte, 1, 0) == 1 {
+            bytes.append(byte)
+        }
+    }
+
+    private static func sendAll(_ fd: Int32, _ text: String) {
+        _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
     @Test func refusesARedirectOfABody() async throws {
         let server = try ScriptedHTTPServer(connections: [
             ["HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n"],

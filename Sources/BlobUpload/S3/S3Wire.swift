@@ -170,8 +170,9 @@ final class S3Wire: Sendable {
         var retriedStale = false
         while true {
             if cancellation.isCancelled { throw .cancelled(uploadID: call.uploadID) }
-            // A new connection cannot be stale, so such a call is never sent twice by this loop.
-            let reused = call.createsResource ? nil : pooledConnection()
+            // A new connection cannot be stale, so such a call is never sent twice by this loop;
+            // after a stale one, a new one too: another kept one may be as stale.
+            let reused = call.createsResource || retriedStale ? nil : pooledConnection()
             let connection = reused ?? HTTP1Connection()
             guard cancellation.watch(connection) else { throw .cancelled(uploadID: call.uploadID) }
             defer { cancellation.unwatch(connection) }
@@ -191,7 +192,7 @@ final class S3Wire: Sendable {
             } catch {
                 if cancellation.isCancelled || error == .cancelled { throw .cancelled(uploadID: call.uploadID) }
                 // A kept-alive connection the server closed while idle fails before any answer.
-                if reused != nil, connection.bytesReceived == receivedBefore, !retriedStale {
+                if reused != nil, connection.failedAsStale(error, receivedBefore: receivedBefore), !retriedStale {
                     retriedStale = true
                     continue
                 }
@@ -206,11 +207,12 @@ final class S3Wire: Sendable {
         idle.withLock { $0.append(connection) }
     }
 
-    /// A kept-alive connection that was not cancelled since it was put back, if any.
+    /// A kept-alive connection that can carry another request (``HTTP1Connection/isReusable``),
+    /// if any; the others are dropped.
     private func pooledConnection() -> HTTP1Connection? {
         idle.withLock { idle in
             while let connection = idle.popLast() {
-                if !connection.isCancelled { return connection }
+                if connection.isReusable { return connection }
             }
             return nil
         }

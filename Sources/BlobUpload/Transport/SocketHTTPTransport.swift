@@ -94,7 +94,8 @@ final class SocketHTTPTransport: Sendable {
         var retriedStale = false
         while true {
             if call.isCancelled { return .failure(.cancelled) }
-            let reused = takeIdle(host: host, port: port)
+            // After a stale connection, a new one: another kept one may be as stale.
+            let reused = retriedStale ? nil : takeIdle(host: host, port: port)
             let connection = reused ?? HTTP1Connection()
             guard call.watch(connection) else { return .failure(.cancelled) }
             let receivedBefore = connection.bytesReceived
@@ -119,7 +120,7 @@ final class SocketHTTPTransport: Sendable {
                 // A kept-alive connection the server closed while it was idle fails before any
                 // answer; every request but a creation may be sent again on a new one (a
                 // repeated PATCH is refused with 409 if the first one did land).
-                if reused != nil, connection.bytesReceived == receivedBefore, method != "POST", !retriedStale {
+                if reused != nil, connection.failedAsStale(error, receivedBefore: receivedBefore), method != "POST", !retriedStale {
                     retriedStale = true
                     continue
                 }
@@ -148,7 +149,7 @@ final class SocketHTTPTransport: Sendable {
     private func takeIdle(host: String, port: Int) -> HTTP1Connection? {
         idle.withLock { idle in
             defer { idle = nil }
-            guard let kept = idle, kept.host == host, kept.port == port, !kept.connection.isCancelled else { return nil }
+            guard let kept = idle, kept.host == host, kept.port == port, kept.connection.isReusable else { return nil }
             return kept.connection
         }
     }
