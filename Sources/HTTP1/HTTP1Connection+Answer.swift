@@ -13,6 +13,8 @@ package struct HTTP1Answer: Sendable {
 extension HTTP1Connection {
     /// Bytes received at once while reading a head or a kept body.
     package static let receiveSize = 16 * 1024
+    /// The most interim (1xx) answers skipped before a final one.
+    package static let maxInterimHeads = 16
 
     /// Reads up to the end of the final response head, skipping interim (1xx) answers but 101,
     /// within `wait`. `buffer` holds the bytes received before (usually none) and, on return,
@@ -24,6 +26,7 @@ extension HTTP1Connection {
     package func readResponseHead(wait: HTTP1Wait, buffer: inout [UInt8]) throws(HTTP1Error) -> HTTPResponseHead {
         var searched = 0
         var headBytes = 0
+        var interimHeads = 0
         while true {
             if let end = Self.endOfHead(in: buffer, from: searched) {
                 let head = try HTTPResponseHead.parse(buffer[..<end])
@@ -31,7 +34,15 @@ extension HTTP1Connection {
                 headBytes += end + 4
                 buffer.removeFirst(end + 4)
                 searched = 0
-                if head.isInterim { continue }
+                if head.isInterim {
+                    interimHeads += 1
+                    // A server sends a few at most (100, 102, 103); one that never stops would
+                    // hold the reader for good, each head resetting the wait for silence.
+                    guard interimHeads <= Self.maxInterimHeads else {
+                        throw .protocolViolation(reason: "more than \(Self.maxInterimHeads) interim (1xx) answers before the final one")
+                    }
+                    continue
+                }
                 return head
             }
             searched = max(0, buffer.count - 3)

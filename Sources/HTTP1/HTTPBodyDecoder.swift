@@ -18,9 +18,10 @@ package struct HTTPBodyDecoder {
         case data(remaining: Int64)
         /// Expecting the CRLF after a chunk's payload (`seen` of its two bytes so far).
         case dataEnd(seen: Int)
-        /// Reading trailer lines after the last chunk until an empty one (`lineLength` counts the
+        /// Reading trailer lines after the last chunk until an empty one (`total` counts every
+        /// trailer byte so far, bounded like a head; `lineLength` counts the
         /// bytes of the current line other than CR).
-        case trailer(lineLength: Int)
+        case trailer(lineLength: Int, total: Int)
     }
 
     private var framing: Framing
@@ -107,21 +108,24 @@ package struct HTTPBodyDecoder {
             guard isHex, let size = Int64(sizeText, radix: 16) else {
                 throw Self.malformed("the chunk size \"\(sizeText.prefix(40))\" is not a hexadecimal number that fits in 63 bits")
             }
-            framing = .chunked(size == 0 ? .trailer(lineLength: 0) : .data(remaining: size))
+            framing = .chunked(size == 0 ? .trailer(lineLength: 0, total: 0) : .data(remaining: size))
         case .dataEnd(let seen):
             let expected = seen == 0 ? UInt8(ascii: "\r") : UInt8(ascii: "\n")
             guard byte == expected else {
                 throw Self.malformed("chunk data ending at payload byte \(payloadBytes) is not followed by CRLF")
             }
             framing = .chunked(seen == 0 ? .dataEnd(seen: 1) : .size(digits: []))
-        case .trailer(let lineLength) where byte == UInt8(ascii: "\n"):
+        case .trailer(_, let total) where total >= HTTPResponseHead.maxHeadBytes:
+            // A peer that sends trailer lines without end would otherwise hold the reader for good.
+            throw Self.malformed("the trailer is longer than \(HTTPResponseHead.maxHeadBytes) bytes")
+        case .trailer(let lineLength, let total) where byte == UInt8(ascii: "\n"):
             if lineLength == 0 {
                 isComplete = true
             } else {
-                framing = .chunked(.trailer(lineLength: 0))
+                framing = .chunked(.trailer(lineLength: 0, total: total + 1))
             }
-        case .trailer(let lineLength):
-            framing = .chunked(.trailer(lineLength: byte == UInt8(ascii: "\r") ? lineLength : lineLength + 1))
+        case .trailer(let lineLength, let total):
+            framing = .chunked(.trailer(lineLength: byte == UInt8(ascii: "\r") ? lineLength : lineLength + 1, total: total + 1))
         case .data:
             break
         }

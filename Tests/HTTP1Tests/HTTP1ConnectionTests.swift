@@ -117,6 +117,23 @@ import Testing
         #expect(!second.reusable, "after 101 the connection no longer speaks HTTP/1.1")
     }
 
+    /// A server that sends interim answers without end is refused after a few, instead of
+    /// holding the reader for good (each one restarts the wait for silence).
+    @Test func endlessInterimAnswersAreAProtocolViolation() throws {
+        let listener = try Listener()
+        let connection = HTTP1Connection()
+        try connection.connect(host: "127.0.0.1", port: listener.port, wait: .after(5))
+        let peer = listener.accept()
+        defer { close(peer) }
+        Listener.write(String(repeating: "HTTP/1.1 102 Processing\r\n\r\n", count: HTTP1Connection.maxInterimHeads + 1), to: peer)
+        #expect {
+            _ = try connection.readAnswer(method: "GET", wait: .after(5), keepingAtMost: 100)
+        } throws: { error in
+            guard case .protocolViolation(let reason) = error as? HTTP1Error else { return false }
+            return reason.contains("interim")
+        }
+    }
+
     /// Bytes after the end of a body are not the start of a next answer this client asked for:
     /// such a connection is not used again.
     @Test func bytesAfterTheBodyMakeTheConnectionUnusable() throws {

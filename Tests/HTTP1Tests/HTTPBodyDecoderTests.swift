@@ -41,6 +41,15 @@ import Testing
         #expect(throws: HTTP1Error.self) { try decode(head, [Array("2\r\nhiXX".utf8)]) }
     }
 
+    /// Trailer lines are bounded like a head: a peer sending them without end is refused
+    /// instead of holding the reader for good.
+    @Test func anEndlessTrailerIsAProtocolViolation() {
+        let head = HTTPResponseHead(statusCode: 200, fields: [("Transfer-Encoding", "chunked")])
+        let line = Array("X-Trailer: 0123456789\r\n".utf8)
+        let pieces = [Array("2\r\nhi\r\n0\r\n".utf8)] + Array(repeating: line, count: HTTPResponseHead.maxHeadBytes / line.count + 1)
+        #expect(throws: HTTP1Error.self) { try decode(head, pieces) }
+    }
+
     @Test func contentLengthBodyStopsAtItsLength() throws {
         let head = HTTPResponseHead(statusCode: 206, fields: [("Content-Length", "4")])
         let result = try decode(head, [Array("ab".utf8), Array("cdef".utf8)])
