@@ -2,6 +2,9 @@ import BlobStream
 import BlobTestSupport
 import BlobUpload
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Synchronization
 import Testing
 
@@ -156,6 +159,25 @@ import Testing
             }
             return transport == .urlSession ? sent == nil : (sent ?? size) < size
         }
+    }
+
+    /// A caller's `Expect: 100-continue` makes nginx send a 100 while the body is under way;
+    /// the upload neither stalls on it nor fails, and the copy is whole.
+    @Test(arguments: Self.transports) func aCallersExpectContinueDoesNotStallTheBody(transport: Transport) async throws {
+        try TestServers.requireNginx()
+        let size = 3 * 1024 * 1024
+        let path = try makeRandomFile(size: size)
+        defer { TempFiles.remove(path) }
+        let name = "expect-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        let response = try await StreamedUploader(configuration: configuration, transport: transport).upload(
+            BlobInputStream(fileAtPath: path), to: TestServers.uploadURL.appendingPathComponent(name),
+            headers: ["Expect": "100-continue"], expectedLength: Int64(size))
+        #expect((200..<300).contains(response.statusCode))
+        #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(ofFileAtPath: path))
     }
 
     /// A stream that gives 0 while still open (a broken third-party stream) is not at its end:

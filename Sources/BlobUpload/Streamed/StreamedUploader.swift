@@ -83,7 +83,9 @@ public final class StreamedUploader: Sendable {
     ///   - body: The stream to send, not yet opened.
     ///   - url: Where to send it (`http` or `https`).
     ///   - method: The HTTP method, `PUT` by default.
-    ///   - headers: Extra request headers (`Content-Type`, authorization).
+    ///   - headers: Extra request headers (`Content-Type`, authorization). Over the package's own
+    ///     client, `Host`, the framing fields, `Connection` and `Expect` are its own: a
+    ///     caller's are not sent (the body goes out at once, without waiting for a 100).
     ///   - expectedLength: The body's length, when known: the progress total, and checked
     ///     against the bytes a ``PositionedInputStream`` body yielded.
     ///   - progress: Called about ten times a second, on a private queue, with the bytes read
@@ -157,7 +159,9 @@ public final class StreamedUploader: Sendable {
     ///   - source: Read once, from its first byte.
     ///   - url: Where to send it (`http` or `https`).
     ///   - method: The HTTP method, `PUT` by default.
-    ///   - headers: Extra request headers (`Content-Type`, authorization).
+    ///   - headers: Extra request headers (`Content-Type`, authorization). Over the package's own
+    ///     client, `Host`, the framing fields, `Connection` and `Expect` are its own: a
+    ///     caller's are not sent (the body goes out at once, without waiting for a 100).
     ///   - progress: As for a stream body.
     /// - Returns: The 2xx answer.
     /// - Throws: What the stream form throws, and ``BlobUploadError/producerFailed(source:offset:error:)``.
