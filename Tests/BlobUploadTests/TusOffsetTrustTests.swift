@@ -29,6 +29,30 @@ import Testing
         #expect(server.requests.count == 3)
     }
 
+    /// A server that keeps losing what it confirmed (PATCH to 1000, then 500 on the next one
+    /// and a HEAD back at 0) makes no progress: resending bytes it had confirmed before does
+    /// not reset the failure count, so the upload gives up after the retry budget instead of
+    /// cycling for good.
+    @Test func anOffsetThatKeepsFallingBackSpendsTheRetryBudget() async throws {
+        let failed = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"
+        let cycle = [ScriptedTus.patched(1000), failed, ScriptedTus.head(offset: 0, length: 3000)]
+        let server = try ScriptedHTTPServer(connections: [
+            [ScriptedTus.options, ScriptedTus.created("/files/a")] + Array([[String]](repeating: cycle, count: 10).joined()),
+        ])
+        var options = ScriptedTus.options(chunkSize: 1000)
+        options.retry.maxAttempts = 3
+        await #expect {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(ScriptedTus.source(3000), options: options)
+        } throws: { error in
+            guard case .retriesExhausted(_, _, 3, .httpStatus(_, _, 500, _))? = error as? BlobUploadError else {
+                Issue.record("expected the retries spent on HTTP 500, got \(error)")
+                return false
+            }
+            return true
+        }
+        #expect(server.requests.count <= 2 + 3 * 3)
+    }
+
     @Test func aPatchAnswerBehindItsOffsetIsAViolation() async throws {
         let server = try ScriptedHTTPServer(connections: [[
             ScriptedTus.options, ScriptedTus.created("/files/a"), ScriptedTus.patched(1000), ScriptedTus.patched(500),

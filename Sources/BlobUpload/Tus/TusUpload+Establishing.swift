@@ -54,6 +54,7 @@ extension TusUpload {
         lengthPending = length == nil
         offset = 0
         sentEnd = 0
+        furthestConfirmed = 0
         mismatches = 0
         emit(.created(uploadURL: url))
     }
@@ -78,6 +79,7 @@ extension TusUpload {
         // An upload this run did not start: the server's offset is all there is to go by.
         offset = status.offset
         sentEnd = status.offset
+        furthestConfirmed = status.offset
         emit(.resumed(uploadURL: url, offset: offset))
     }
 

@@ -32,7 +32,11 @@ final class TusUpload {
     var maxSize: Int64?
     /// Whether `OPTIONS` answered with `Tus-Version`, as a tus server must.
     var optionsShowedTus = false
-    /// Failures since the offset last moved forward.
+    /// The furthest offset the server has confirmed to this run: only passing it is progress.
+    /// A server that confirms bytes, loses them and takes them again would otherwise reset
+    /// the failure count on every round and be retried for good.
+    var furthestConfirmed: Int64 = 0
+    /// Failures since the offset last passed ``furthestConfirmed``.
     var failures = 0
     /// 460 answers for the chunk at `offset`.
     var mismatches = 0
@@ -139,7 +143,8 @@ final class TusUpload {
     }
 
     func advance(to confirmed: Int64) {
-        if confirmed > offset {
+        if confirmed > furthestConfirmed {
+            furthestConfirmed = confirmed
             failures = 0
             mismatches = 0
         }
