@@ -36,6 +36,68 @@ import Testing
         #expect(try await TusClient(endpoint: TestServers.tusFilesURL).status(of: uploadURL).offset == 200_000)
     }
 
+    /// The upload records the version of the file it read in its metadata; a resume finds
+    /// the same file (unchanged) and continues, or a file rewritten since (same name, same
+    /// length) and refuses before a byte is read at the server's offset or sent: continuing
+    /// would have mixed two versions, and with every byte already on the server, have
+    /// reported the other version's upload complete. (Scripted servers: tuspyserver keeps
+    /// only `filename` and `filetype`, so with it no version can be checked.)
+    @Test func aFileRewrittenSinceTheUploadStartedIsRefusedOnResume() async throws {
+        let size = 300_000
+        let path = try makeRandomFile(size: size, seed: 1)
+        defer { TempFiles.remove(path) }
+        let name = (path as NSString).lastPathComponent
+        let creating = try ScriptedHTTPServer(connections: [[
+            ScriptedTus.options, ScriptedTus.created("/files/a"), ScriptedTus.patched(Int64(size)),
+        ]])
+        _ = try await TusClient(endpoint: ScriptedTus.endpoint(creating)).upload(.file(path: path), options: ScriptedTus.options(chunkSize: size))
+        let metadataLine = try #require(creating.requests[1].split(separator: "\r\n").first { $0.lowercased().hasPrefix("upload-metadata:") })
+        let metadata = Self.decode(String(metadataLine.dropFirst("upload-metadata:".count)))
+        let version = try #require(metadata["blobstream-source-version"])
+        #expect(!version.isEmpty)
+
+        func resumingServer() throws -> ScriptedHTTPServer {
+            try ScriptedHTTPServer(connections: [[
+                ScriptedTus.options,
+                ScriptedTus.head(offset: 100_000, length: Int64(size)).replacingOccurrences(
+                    of: "\r\n\r\n",
+                    with: "\r\nUpload-Metadata: filename \(Self.base64(name)),blobstream-source-version \(Self.base64(version))\r\n\r\n"),
+                ScriptedTus.patched(Int64(size)),
+            ]])
+        }
+        let unchanged = try resumingServer()
+        let resumed = try await TusClient(endpoint: ScriptedTus.endpoint(unchanged)).upload(
+            .file(path: path), resuming: URL(string: "http://127.0.0.1:\(unchanged.port)/files/a")!, options: ScriptedTus.options(chunkSize: size))
+        #expect(resumed.startOffset == 100_000 && resumed.bytesSent == Int64(size - 100_000))
+
+        try TempFiles.writeRandomFile(atPath: path, size: size, seed: 2)
+        let rewritten = try resumingServer()
+        await #expect {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(rewritten)).upload(
+                .file(path: path), resuming: URL(string: "http://127.0.0.1:\(rewritten.port)/files/a")!, options: ScriptedTus.options(chunkSize: size))
+        } throws: { error in
+            guard case .source(.sourceChanged(path, _, let reason))? = error as? BlobUploadError else {
+                Issue.record("expected sourceChanged, got \(error)")
+                return false
+            }
+            return reason.contains(version)
+        }
+        #expect(rewritten.requests.count == 2, "nothing is sent after the HEAD")
+    }
+
+    private static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+
+    private static func decode(_ header: String) -> [String: String] {
+        var pairs: [String: String] = [:]
+        for pair in header.split(separator: ",") {
+            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: " ")
+            if parts.count == 2, let data = Data(base64Encoded: String(parts[1])) {
+                pairs[String(parts[0])] = String(decoding: data, as: UTF8.self)
+            }
+        }
+        return pairs
+    }
+
     @Test func aFileOfAnotherNameIsAFilenameMismatchAndNothingIsSent() async throws {
         try TestServers.requireTus()
         let path = try makeRandomFile(size: 100_000)

@@ -13,6 +13,17 @@ import Synchronization
 final class VersionPin: Sendable {
     private let identity = Mutex<String?>(nil)
 
+    /// The pinned version, once one is known.
+    var pinned: String? { identity.withLock { $0 } }
+
+    /// Pins `version` before any stream opened: the version an earlier run of the same upload
+    /// recorded, which every stream of this run must then find.
+    func expect(_ version: String) {
+        identity.withLock { pinned in
+            if pinned == nil { pinned = version }
+        }
+    }
+
     /// Why `description`, just opened, is not the pinned version; `nil` when it is (or pins it).
     func mismatch(_ description: BlobSourceDescription, resource: String, offset: Int64) -> BlobStreamError? {
         let pinned = identity.withLock { pinned -> String? in

@@ -45,6 +45,10 @@ extension TusUpload {
         var metadata = options.metadata
         metadata["filename"] = filename
         metadata["filetype"] = options.filetype
+        // The version read (known once the reader started): a later resume checks it.
+        if let version = reader.pin.pinned {
+            metadata[Self.sourceVersionKey] = version
+        }
         let length = self.length
         let url = try await retrying { () async throws(BlobUploadError) in
             try await client.create(
@@ -73,6 +77,12 @@ extension TusUpload {
             length = try await reader.start(at: 0)
             try await restart(after: .uploadGone(url: goneURL, statusCode: code))
             return
+        }
+        // Pinned before the reader opens a stream, so the first one already must be the
+        // version the upload was started with: a rewritten file of the same length and name
+        // would otherwise be continued, and the server would hold a mix of two versions.
+        if let recorded = status.metadata[Self.sourceVersionKey] {
+            reader.pin.expect(recorded)
         }
         try await requireMatch(status, at: url)
         length = try await reader.start(at: status.offset)
@@ -110,6 +120,12 @@ extension TusUpload {
             throw .filenameMismatch(url: url.absoluteString, uploadFilename: uploadFilename, sourceFilename: filename)
         }
     }
+
+    /// The metadata key of the source's version (``BlobSourceDescription/identity``: for a
+    /// file its device, inode, size and times; for an HTTP blob its validator), recorded when
+    /// the upload is created and required when it is resumed. An upload without it (made by
+    /// another client) is compared by length and filename only.
+    static let sourceVersionKey = "blobstream-source-version"
 
     /// The `filename` metadata a new upload gets.
     var filename: String {
