@@ -133,9 +133,18 @@ extension TusUpload {
     }
 
 
+    /// The last path component of a source's name (a path or a URL), never the whole name: a
+    /// URL's query, user and password (a token, a signed link) must not reach the tus server
+    /// as metadata. A URL without a path component is named by its host, or "upload".
     static func lastComponent(of name: String) -> String {
-        let component = URL(string: name)?.lastPathComponent ?? (name as NSString).lastPathComponent
-        return component.isEmpty || component == "/" ? name : component
+        guard let url = URL(string: name), url.scheme != nil else {
+            let component = (name as NSString).lastPathComponent
+            return component.isEmpty || component == "/" ? "upload" : component
+        }
+        let component = url.lastPathComponent
+        if !component.isEmpty, component != "/" { return component }
+        if let host = url.host, !host.isEmpty { return host }
+        return "upload"
     }
 
     /// Compares the length a `HEAD` reports with the source's. A deferred length the server

@@ -1,0 +1,32 @@
+import BlobStream
+import BlobUpload
+import Foundation
+import Testing
+
+/// The `filename` a new upload carries is the last path component of the source's name: a
+/// URL's query, user or password (a token, a signed link) never reaches the tus server.
+@Suite struct TusFilenameTests {
+    @Test(arguments: [
+        ("http://user:pw@example.com/?token=SECRET", "example.com"),
+        ("http://user:SECRET@example.com", "example.com"),
+        ("http://example.com/photos/a.jpg?sig=SECRET#SECRET", "a.jpg"),
+        ("/tmp/dir/b.bin", "b.bin"),
+        ("-", "-"),
+    ])
+    func theFilenameIsTheLastPathComponentOnly(name: String, expected: String) async throws {
+        let server = try ScriptedHTTPServer(connections: [[
+            ScriptedTus.options, ScriptedTus.created("/files/a"), ScriptedTus.patched(10),
+        ]])
+        _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
+            ScriptedTus.source(10, name: name), options: ScriptedTus.options(chunkSize: 1000))
+        let post = try #require(server.requests.dropFirst().first)
+        let metadata = try #require(post.split(separator: "\r\n").first { $0.lowercased().hasPrefix("upload-metadata:") })
+        let filename = metadata.dropFirst("upload-metadata:".count).split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).split(separator: " ") }
+            .first { $0.first == "filename" }
+            .flatMap { Data(base64Encoded: String($0[1])) }
+            .map { String(decoding: $0, as: UTF8.self) }
+        #expect(filename == expected)
+        #expect(!post.contains(Data("SECRET".utf8).base64EncodedString()) && !post.contains("SECRET"))
+    }
+}
