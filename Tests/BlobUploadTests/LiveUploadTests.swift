@@ -148,6 +148,7 @@ import Testing
         let server = try ScriptedHTTPServer(connections: [[
             Self.deferOptions, ScriptedTus.created("/files/live"),
             ScriptedTus.patched(400), ScriptedTus.patched(1000), ScriptedTus.patched(2000), ScriptedTus.patched(2500),
+            ScriptedTus.head(offset: 2500, length: 2500),
         ]])
         defer { server.stop() }
         var chunks = GeneratedBytes(size: 2500, seed: 76)
@@ -156,14 +157,15 @@ import Testing
             .live(name: "live.bin", chunks), options: ScriptedTus.options(chunkSize: 1000))
         #expect(result.length == 2500)
         let requests = server.requests
-        #expect(requests.count == 6)
+        #expect(requests.count == 7)
+        #expect(requests[6].hasPrefix("HEAD "), "the server is asked whether it took the length")
         #expect(requests[1].contains("Upload-Defer-Length: 1\r\n"))
         #expect(!requests[1].contains("Upload-Length"))
-        let patches = requests.dropFirst(2).map { Self.field("Upload-Offset", in: $0) }
+        let patches = requests.dropFirst(2).dropLast().map { Self.field("Upload-Offset", in: $0) }
         #expect(patches == ["0", "400", "1000", "2000"])
-        #expect(requests.dropFirst(2).map { Self.field("Upload-Length", in: $0) } == [nil, nil, nil, "2500"])
+        #expect(requests.dropFirst(2).dropLast().map { Self.field("Upload-Length", in: $0) } == [nil, nil, nil, "2500"])
         // The scripted server keeps bodies as text: their lengths tell which bytes went.
-        #expect(requests.dropFirst(2).map { Self.field("Content-Length", in: $0) } == ["1000", "600", "1000", "500"])
+        #expect(requests.dropFirst(2).dropLast().map { Self.field("Content-Length", in: $0) } == ["1000", "600", "1000", "500"])
     }
 
     /// A server that goes back behind the chunk in hand would need bytes the live data no
@@ -191,6 +193,7 @@ import Testing
 
         let early = try ScriptedHTTPServer(connections: [[
             Self.deferOptions, ScriptedTus.created("/files/a"), gone, ScriptedTus.created("/files/b"), ScriptedTus.patched(600),
+            ScriptedTus.head(offset: 600, length: 600),
         ]])
         defer { early.stop() }
         let result = try await TusClient(endpoint: ScriptedTus.endpoint(early)).upload(
@@ -207,6 +210,22 @@ import Testing
                 .live(name: "live.bin", GeneratedBytes(size: 5000, seed: 83)), options: options)
         }
         #expect(late.requests.filter { $0.hasPrefix("POST") }.count == 1)
+    }
+
+    /// A server that answers the last PATCH but ignores the Upload-Length it declared keeps an
+    /// upload of unknown length, never finished: not a success.
+    @Test func aServerThatIgnoredTheDeclaredLengthIsNoSuccess() async throws {
+        let server = try ScriptedHTTPServer(connections: [[
+            Self.deferOptions, ScriptedTus.created("/files/live"), ScriptedTus.patched(600), Self.deferredHead(offset: 600),
+        ]])
+        defer { server.stop() }
+        await #expect {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
+                .live(name: "live.bin", GeneratedBytes(size: 600, seed: 84)), options: ScriptedTus.options(chunkSize: 1000))
+        } throws: { error in
+            guard case .protocolViolation(_, let reason)? = error as? BlobUploadError else { return false }
+            return reason.contains("Upload-Length none") && reason.contains("did not finish")
+        }
     }
 
     /// A `HEAD` that names a length before the client declared one invents it.

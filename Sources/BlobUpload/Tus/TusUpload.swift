@@ -90,6 +90,7 @@ final class TusUpload {
                 try await recover(from: error)
             }
         }
+        if source.isLive, let length { try await confirmDeclaredLength(length) }
         await reader.close()
         return TusUploadResult(
             uploadURL: uploadURL ?? client.endpoint, length: length ?? offset, startOffset: startOffset,
@@ -140,6 +141,20 @@ final class TusUpload {
         }
         if declaresLength { lengthPending = false }
         return confirmed
+    }
+
+    /// Asks the server whether it took the length the last `PATCH` of live data declared: a
+    /// server that ignored it answers that PATCH like any other, yet keeps an upload of
+    /// unknown length that it never finishes.
+    private func confirmDeclaredLength(_ length: Int64) async throws(BlobUploadError) {
+        let status = try await serverStatus()
+        guard status.length == length, status.offset == length else {
+            throw .protocolViolation(
+                url: uploadURL?.absoluteString ?? client.endpoint.absoluteString,
+                reason: "all \(length) bytes were sent and the last PATCH declared Upload-Length \(length), but the HEAD "
+                    + "answers Upload-Length \(status.length.map(String.init) ?? "none") and Upload-Offset \(status.offset): "
+                    + "the server did not finish the upload")
+        }
     }
 
     func advance(to confirmed: Int64) {
