@@ -58,10 +58,11 @@ package struct HTTPRequestHead: Sendable {
     }
 
     /// The host to connect to and the port (80 when the URL names none), or `nil` when the URL
-    /// is not `http:` with a host.
+    /// is not `http:` with a host and a usable port (``URLOrigin/usablePort(of:)``).
     package var endpoint: (host: String, port: Int)? {
-        guard url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty else { return nil }
-        return (host, url.port ?? 80)
+        guard url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty,
+              let port = URLOrigin.usablePort(of: url) else { return nil }
+        return (host, port)
     }
 
     /// The method or first field that cannot be written, and why, or `nil`: the one check

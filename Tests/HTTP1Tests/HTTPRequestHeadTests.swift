@@ -14,6 +14,18 @@ import Testing
         }
     }
 
+    /// A port outside 1...65535, or one too large for `URL` to parse, gives no endpoint:
+    /// `getaddrinfo` would connect 65617 to 81, and an unparsed port would mean port 80.
+    @Test(arguments: [
+        ("http://127.0.0.1:65617/x", nil), ("http://127.0.0.1:0/x", nil), ("http://h:99999999999999999999/", nil),
+        ("http://u:p@h:81/", 81), ("http://h/", 80), ("http://h:/", 80), ("http://[::1]:8080/x", 8080),
+        ("http://h:65535/", 65535),
+    ] as [(String, Int?)])
+    func theEndpointNeedsAUsablePort(url: String, port: Int?) throws {
+        let head = HTTPRequestHead(method: "GET", url: try #require(URL(string: url)), fields: [])
+        #expect(head.endpoint?.port == port)
+    }
+
     @Test func settingReplacesACallersFieldInAnyCase() throws {
         let head = try HTTPRequestHead(
             method: "HEAD", url: url, checking: ["tus-resumable": "0.2", "Authorization": "Bearer x"],

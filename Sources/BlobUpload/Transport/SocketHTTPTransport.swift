@@ -85,7 +85,7 @@ final class SocketHTTPTransport: Sendable {
         let url = head.url
         guard let (host, port) = head.endpoint else {
             return .failure(.network(
-                method: method, url: url.absoluteString, reason: "not an http: URL with a host",
+                method: method, url: url.absoluteString, reason: "not an http: URL with a host and a port from 1 to 65535",
                 code: URLError.Code.unsupportedURL.rawValue))
         }
         var head = head

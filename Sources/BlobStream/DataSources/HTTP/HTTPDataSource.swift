@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+internal import HTTP1
 
 /// Streams a blob from an HTTP(S) server with `GET` and `Range`, in bounded memory, resuming
 /// after dropped connections, and never mixing two versions of the blob.
@@ -125,6 +126,9 @@ public final class HTTPDataSource: BlobDataSource {
         }
         guard let host = url.host, !host.isEmpty else {
             return .unsupportedURL(url: url.absoluteString, reason: "the URL has no host")
+        }
+        guard URLOrigin.usablePort(of: url) != nil else {
+            return .unsupportedURL(url: url.absoluteString, reason: "the port is not a number from 1 to 65535")
         }
         if let problem = HTTPRangeRequest.problem(in: headers) {
             return .sourceFailed(resource: url.absoluteString, reason: problem)

@@ -64,7 +64,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private func exchange() throws(Stop) {
         let head = request.requestHead
         guard let (host, port) = head.endpoint else {
-            throw .failure(.unusable(reason: "the URL has no host"))
+            throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
         let requestWait = HTTP1Wait.after(requestTimeout)
         try attempt("connecting to \(host):\(port)", seconds: requestTimeout) { () throws(HTTP1Error) in
