@@ -151,6 +151,32 @@ import Testing
         #expect(connections.withLock { $0 } == 1)
     }
 
+    /// Requests of one transport (of one tus client) run side by side: cancelling one is not
+    /// held up by another that waits for a slow server.
+    @Test func aCancelledRequestDoesNotWaitForAnotherOne() async throws {
+        try TestServers.requireNginx()
+        try TestServers.requireStallServer()
+        let transport = SocketHTTPTransport(timeout: 60)
+        let stalled = Task {
+            try await transport.send(HTTPRequestHead(method: "HEAD", url: TestServers.stallForeverURL(), fields: []), body: nil)
+        }
+        defer { stalled.cancel() }
+        try await Task.sleep(for: .milliseconds(200))
+        let cancelled = Task {
+            try await transport.send(HTTPRequestHead(method: "HEAD", url: TestServers.stallForeverURL(), fields: []), body: nil)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        cancelled.cancel()
+        await #expect(throws: BlobUploadError.cancelled) { _ = try await cancelled.value }
+        let finished = Mutex(false)
+        Task {
+            _ = try? await stalled.value
+            finished.withLock { $0 = true }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!finished.withLock { $0 }, "the first request still waits for its answer")
+    }
+
     private static func readHead(_ fd: Int32) {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0

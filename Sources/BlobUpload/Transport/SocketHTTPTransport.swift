@@ -17,13 +17,13 @@ import Synchronization
 /// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``; one without a body is
 /// followed within the request's origin, and one to another origin is
 /// ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, as on the URLSession
-/// transport. Proxies from the environment are not used. One request at a time
-/// runs per transport (tus requests of one upload are sequential anyway); ``send(_:body:)``
-/// returns only once the socket no longer touches `body`, even when cancelled.
+/// transport. Proxies from the environment are not used. Each request runs on a thread of its
+/// own, so uploads that share a client run side by side and cancelling one is never held up
+/// by another waiting for a slow server; ``send(_:body:)`` returns only once the socket no
+/// longer touches `body`, even when cancelled.
 final class SocketHTTPTransport: Sendable {
     /// Seconds a connect, or any wait for progress of a send or receive, may take.
     let timeout: TimeInterval
-    private let queue = DispatchQueue(label: "BlobUpload.SocketHTTPTransport")
     private let idle = Mutex<(host: String, port: Int, connection: HTTP1Connection)?>(nil)
 
     init(timeout: TimeInterval) {
@@ -40,9 +40,11 @@ final class SocketHTTPTransport: Sendable {
         let call = SocketCall()
         let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                queue.async {
+                let thread = Thread {
                     continuation.resume(returning: self.perform(head, body: body, call: call))
                 }
+                thread.name = "BlobUpload \(head.method)"
+                thread.start()
             }
         } onCancel: {
             call.cancel()
