@@ -100,8 +100,69 @@ enum UploadCommand: Command {
         case .failure(let failure):
             let error = outcome.stopReason ?? failure
             var message = ErrorPresenter.message(error, subject: sourceName)
-            if let uploadURL, resumable { message += " (continue with --resume \(uploadURL))" }
+            if let uploadURL, resumable { message += advice(after: error, uploadURL: uploadURL) }
             throw .runtime(message)
+        }
+    }
+
+    /// What to do with the upload at `uploadURL` after `error`, as a parenthesis to append:
+    /// `--resume` only where it can finish the upload soundly, a new upload where the bytes on
+    /// the server are of another version of the source, and nothing where the message says
+    /// enough (an upload that is gone, a source that does not match it).
+    static func advice(after error: BlobUploadError, uploadURL: String) -> String {
+        if isResumable(error) { return " (continue with --resume \(uploadURL))" }
+        if isSourceChange(error) {
+            return " (start a new upload: the source changed since the upload started, so the bytes \(uploadURL) has "
+                + "are of another version)"
+        }
+        return ""
+    }
+
+    /// Whether another run with `--resume` can finish the upload after `error`: the failure
+    /// was transient or an interruption (the connection, a time-out, a server error or a busy
+    /// one, retries spent on those, cancellation), so the server's offset is trustworthy and
+    /// the source is the one it has the bytes of. Never after a changed source (the server's
+    /// bytes are of another version), a server that broke the protocol (its offset cannot be
+    /// trusted), a refused redirect or origin, a mismatch of upload and source, or a refusal of
+    /// the options: resuming would fail again the same way, or end in a corrupt upload
+    /// reported as a success.
+    static func isResumable(_ error: BlobUploadError) -> Bool {
+        switch error {
+        case .network, .retriesExhausted, .cancelled:
+            // Retries are only spent on failures that may pass (TusUpload.isTransient).
+            return true
+        case .httpStatus(_, _, let status, _):
+            return isTransient(status)
+        case .source(let error):
+            switch error {
+            case .network, .timedOut, .system, .cancelled:
+                return true
+            case .httpStatus(_, let status):
+                return isTransient(status)
+            default:
+                return false
+            }
+        case .redirectRefused, .crossOriginRefused, .uploadGone, .checksumMismatch, .lengthMismatch,
+             .filenameMismatch, .tooLarge, .protocolViolation, .notTusServer, .lengthUnknown,
+             .deferLengthUnsupported, .notReplayable, .producerFailed, .invalidOption, .invalidMetadata,
+             .invalidHeader, .bodyIncomplete:
+            return false
+        }
+    }
+
+    /// A server error, a time-out, a lost race or a busy server: statuses another try may pass.
+    private static func isTransient(_ status: Int) -> Bool {
+        status >= 500 || [408, 409, 423, 429].contains(status)
+    }
+
+    /// Whether `error` says the source is not the version the upload started with: it was
+    /// rewritten, shrank, or kept changing.
+    static func isSourceChange(_ error: BlobUploadError) -> Bool {
+        switch error {
+        case .source(.sourceChanged), .source(.unexpectedEnd), .source(.invalidatedTooOften):
+            return true
+        default:
+            return false
         }
     }
 }

@@ -37,8 +37,7 @@ extension ChunkReader {
         } else {
             throw .notReplayable(source: source.name, offset: offset, available: current.start)
         }
-        let chunkEnd = offset + Int64(chunkSize)
-        try fill(&current, to: total.map { min(chunkEnd, $0) } ?? chunkEnd)
+        try fill(&current, to: chunkEnd(from: offset, limit: total))
         if total == nil {
             try readAhead()
         }
@@ -64,7 +63,7 @@ extension ChunkReader {
     func prefetchLive() {
         guard total == nil, prefetched, stream != nil, streamOffset == spare.end else { return }
         do throws(BlobUploadError) {
-            try fill(&spare, to: spare.start + Int64(chunkSize))
+            try fill(&spare, to: chunkEnd(from: spare.start, limit: nil))
         } catch {
             prefetchFailure = error
         }

@@ -114,7 +114,7 @@ final class ChunkReader: @unchecked Sendable {
             spare.start = current.end
             spare.count = 0
             do throws(BlobUploadError) {
-                try fill(&spare, to: min(current.end + Int64(chunkSize), total))
+                try fill(&spare, to: chunkEnd(from: current.end, limit: total))
                 prefetched = true
             } catch {
                 spare.count = 0
@@ -200,7 +200,17 @@ final class ChunkReader: @unchecked Sendable {
         } else {
             try reposition(to: offset)
         }
-        try fill(&current, to: min(offset + Int64(chunkSize), total))
+        try fill(&current, to: chunkEnd(from: offset, limit: total))
+    }
+
+    /// Where the chunk that starts at `offset` ends: `chunkSize` bytes on, but not past `limit`
+    /// (the source's length, when known) nor `Int64.max`. Never `offset + chunkSize` as such: a
+    /// source may claim a length near `Int64.max` (an HTTP server chooses its `Content-Length`)
+    /// and a server an offset near it, and that sum would trap.
+    func chunkEnd(from offset: Int64, limit: Int64?) -> Int64 {
+        let (sum, overflow) = offset.addingReportingOverflow(Int64(chunkSize))
+        let end = overflow ? Int64.max : sum
+        return limit.map { min(end, $0) } ?? end
     }
 
     /// Drops the bytes of `current` before `offset`, which lies in it.

@@ -95,17 +95,24 @@ struct S3UploadRun {
     static func partSize(for length: Int64, source: String, options: S3UploadOptions) throws(S3Error) -> Int {
         var size = Int64(options.partSize)
         let count = Int64(S3UploadOptions.maximumPartCount)
-        if (length + size - 1) / size > count {
+        if dividedRoundingUp(length, by: size) > count {
             let mebibyte: Int64 = 1 << 20
-            size = ((length + count - 1) / count + mebibyte - 1) / mebibyte * mebibyte
+            size = dividedRoundingUp(dividedRoundingUp(length, by: count), by: mebibyte) * mebibyte
         }
         guard size <= Int64(S3UploadOptions.maximumPartSize) else { throw .sourceTooLarge(source: source, length: length) }
         return Int(size)
     }
 
+    /// `value / divisor` rounded up, for a `value` of at least 0 and a positive `divisor`,
+    /// without the overflow of `(value + divisor - 1) / divisor`: a source may claim a length
+    /// near `Int64.max` (an HTTP server chooses its `Content-Length`).
+    static func dividedRoundingUp(_ value: Int64, by divisor: Int64) -> Int64 {
+        value / divisor + (value % divisor == 0 ? 0 : 1)
+    }
+
     /// The parts of a blob of `length` bytes.
     static func plan(length: Int64, partSize: Int) -> [S3PartPlan] {
-        let count = max(1, Int((length + Int64(partSize) - 1) / Int64(partSize)))
+        let count = max(1, Int(dividedRoundingUp(length, by: Int64(partSize))))
         return (0..<count).map { index in
             let offset = Int64(index) * Int64(partSize)
             return S3PartPlan(number: index + 1, offset: offset, size: Int(min(Int64(partSize), length - offset)))

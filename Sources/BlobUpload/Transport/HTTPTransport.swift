@@ -243,8 +243,10 @@ private final class PendingCall: Sendable {
         }
         // FoundationNetworking has collected the whole body by now; the reply keeps what the
         // socket transport keeps, so the body outlives the call no larger on either transport.
+        // The URL that answered, after any redirect, as the socket transport reports it: a
+        // relative Location in the answer is relative to it.
         return .success(HTTPReply(
-            method: method, url: url, statusCode: response.statusCode, headers: headers,
+            method: method, url: response.url ?? url, statusCode: response.statusCode, headers: headers,
             body: Data((data ?? Data()).prefix(HTTPReply.maxKeptBody))))
     }
 }
@@ -267,11 +269,18 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let location = request.url?.absoluteString
+        // FoundationNetworking builds the new request from the target's `path`, which drops a
+        // trailing slash (`/v2/files/` became `/v2/files`): the request goes where the Location
+        // says, resolved against the URL that answered, as on the socket transport.
+        let named = response.value(forHTTPHeaderField: "Location")
+            .flatMap { URL(string: $0, relativeTo: response.url ?? call.url)?.absoluteURL } ?? request.url
+        let location = named?.absoluteString
         if refuses {
             call.refusedRedirect(.body(status: response.statusCode, location: location))
-        } else if let target = request.url, URLOrigin(target) == URLOrigin(call.url) {
-            return completionHandler(request)
+        } else if let target = named, URLOrigin(target) == URLOrigin(call.url) {
+            var redirected = request
+            redirected.url = target
+            return completionHandler(redirected)
         } else {
             // FoundationNetworking would send every header field of the request along.
             call.refusedRedirect(.crossOrigin(location: location ?? ""))

@@ -80,7 +80,8 @@ public final class TusClient: Sendable {
     }
 
     /// Creates an upload of `length` bytes (`POST` to the endpoint) and returns its URL,
-    /// resolved against the endpoint when the server answers with a relative `Location`. A
+    /// resolved against the URL that answered when the server answers with a relative
+    /// `Location`: the endpoint, or where a redirect within its origin led the `POST`. A
     /// `Location` on another origin than the endpoint is refused (see the type's discussion):
     /// the upload it names is never sent a byte.
     /// - Parameter metadata: `Upload-Metadata` pairs; tuspyserver and others require
@@ -124,7 +125,9 @@ public final class TusClient: Sendable {
         guard let location = reply.header("location"), !location.isEmpty else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
         }
-        guard let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
+        // Relative to the URL that answered: a redirect within the origin may have moved the
+        // creation away from the endpoint, and its Location is relative to where it went.
+        guard let url = URL(string: location, relativeTo: reply.url)?.absoluteURL else {
             throw .protocolViolation(url: endpoint.absoluteString, reason: "the Location \"\(location)\" is not a URL")
         }
         guard URLOrigin(url) == URLOrigin(endpoint) else {

@@ -1,0 +1,32 @@
+import BlobStream
+@testable import BlobUpload
+import Foundation
+import Testing
+
+/// A creation `POST` redirected within the origin is answered by another URL than the
+/// endpoint: a relative `Location` in that answer is relative to the URL that answered, as
+/// for any HTTP answer, so the upload's bytes go where the server said.
+@Suite struct TusCreationRedirectTests {
+    /// A permanent redirect that also closes the connection, so that either transport opens a
+    /// new one for the redirected request and the script knows which connection gets it.
+    private static func permanentRedirect(_ location: String) -> String {
+        "HTTP/1.1 308 Permanent Redirect\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    }
+
+    @Test(arguments: [TusClient.Transport.automatic, .urlSession])
+    func aRelativeLocationIsResolvedAgainstTheURLThatAnswered(transport: TusClient.Transport) async throws {
+        let server = try ScriptedHTTPServer(connections: [
+            [ScriptedTus.options, Self.permanentRedirect("/v2/files/")],
+            [ScriptedTus.created("abc"), ScriptedTus.patched(10)],
+        ])
+        let client = TusClient(endpoint: ScriptedTus.endpoint(server), transport: transport)
+
+        let result = try await client.upload(ScriptedTus.source(10), options: ScriptedTus.options(chunkSize: 64))
+
+        #expect(result.uploadURL.absoluteString == "http://127.0.0.1:\(server.port)/v2/files/abc")
+        let requests = server.requests.map { $0.prefix { $0 != "\r\n" } }
+        #expect(requests == [
+            "OPTIONS /files/ HTTP/1.1", "POST /files/ HTTP/1.1", "POST /v2/files/ HTTP/1.1", "PATCH /v2/files/abc HTTP/1.1",
+        ])
+    }
+}
