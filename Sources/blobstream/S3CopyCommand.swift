@@ -95,8 +95,27 @@ enum S3CopyCommand: Command {
                 return status
             }
             var message = S3Support.message(error, subject: sourceName)
-            if let uploadID, !message.contains(uploadID) { message += " (continue with --resume \(uploadID))" }
+            if let uploadID, !message.contains(uploadID), Self.isResumable(error) {
+                message += " (continue with --resume \(uploadID))"
+            }
             throw .runtime(message)
+        }
+    }
+
+    /// Whether another run with `--resume` may get further after `error`: failures that may
+    /// pass (the network, a server error, spent retries, an interruption). A refused
+    /// configuration, a broken protocol or a source too large fails the same way again, so
+    /// the message does not send the user there.
+    static func isResumable(_ error: S3Error) -> Bool {
+        switch error {
+        case .retriesExhausted, .cancelled:
+            return true
+        case .service(let failure):
+            return failure.statusCode >= 500 || [408, 429].contains(failure.statusCode)
+        case .transfer(let failure):
+            return UploadCommand.isResumable(failure)
+        case .missingCredentials, .invalidConfiguration, .unsupportedEndpoint, .uploadGone, .protocolViolation, .sourceTooLarge:
+            return false
         }
     }
 }
