@@ -58,21 +58,15 @@ package final class HTTP1Connection: Sendable {
         wake.write.wakeUp()
     }
 
-    /// Resolves `host` and connects to the first of its addresses that accepts, within `wait`.
+    /// Resolves `host` and connects to the first of its addresses that accepts, within `wait`:
+    /// the lookup too (``HostLookup``) ends at the deadline or on ``cancel()``.
     package func connect(host: String, port: Int, wait: HTTP1Wait) throws(HTTP1Error) {
         guard wake != nil else { throw .network(reason: "cannot create the cancellation pipe", cause: .lost) }
         let deadline = wait.deadline
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = FileDescriptor.streamSocketType
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            throw .network(reason: "cannot resolve host \(host): \(String(cString: gai_strerror(status)))", cause: .unresolved)
-        }
-        defer { freeaddrinfo(list) }
+        let addresses = try lookUp(host, port: port, until: deadline)
+        defer { freeaddrinfo(addresses.list) }
         var lastError = HTTP1Error.network(reason: "no address for host \(host)", cause: .unresolved)
-        var address: UnsafeMutablePointer<addrinfo>? = first
+        var address: UnsafeMutablePointer<addrinfo>? = addresses.list
         while let candidate = address?.pointee {
             address = candidate.ai_next
             try checkCancelled()
@@ -85,6 +79,26 @@ package final class HTTP1Connection: Sendable {
             }
         }
         throw lastError
+    }
+
+    /// The addresses of `host`, waited for until `deadline` or a cancellation (see
+    /// ``HostLookup``); the caller frees them.
+    private func lookUp(_ host: String, port: Int, until deadline: DispatchTime) throws(HTTP1Error) -> HostLookup.Addresses {
+        guard let lookup = HostLookup(host: host, port: port) else {
+            throw .network(reason: "cannot create the pipe of a host lookup", cause: .unresolved)
+        }
+        do {
+            try wait(for: .readable, on: lookup.done, until: deadline)
+        } catch {
+            // A time-out here may pass like any other (a slow resolver), so it stays one.
+            lookup.abandon()
+            throw error
+        }
+        switch lookup.take() {
+        case .success(let addresses)?: return addresses
+        case .failure(let failure)?: throw .network(reason: "cannot resolve host \(host): \(failure.text)", cause: .unresolved)
+        case nil: throw .network(reason: "the lookup of host \(host) ended without an outcome", cause: .unresolved)
+        }
     }
 
     private func connect(to address: addrinfo, deadline: DispatchTime) throws(ConnectFailure) {

@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+internal import SystemCalls
+import Synchronization
+
+/// The addresses of a host, found by `getaddrinfo` on a thread of its own, so that whoever
+/// waits for them can give up at a deadline or on a cancellation.
+///
+/// Why a thread: `getaddrinfo` cannot be interrupted, and with a slow or unreachable resolver
+/// it blocks for as long as its retries take (5 s per attempt and name server by default),
+/// past any deadline and through any `cancel()`. A numeric host (an IP address, as every
+/// loopback test uses) needs no resolver and is looked up at once, without a thread. A lookup
+/// that nobody waits for any more frees its result itself when it ends.
+final class HostLookup: Sendable {
+    /// The addresses `getaddrinfo` returned, owned by whoever holds this, who must free them.
+    struct Addresses: @unchecked Sendable {
+        let list: UnsafeMutablePointer<addrinfo>
+    }
+
+    /// How a lookup ended: its addresses, or `getaddrinfo`'s error status.
+    typealias Outcome = Result<Addresses, LookupError>
+
+    /// `getaddrinfo`'s error status, and its text.
+    struct LookupError: Error {
+        let status: Int32
+        var text: String { String(cString: gai_strerror(status)) }
+    }
+
+    private enum State: Sendable {
+        case pending
+        case finished(Outcome)
+        case abandoned
+    }
+
+    /// Readable once the lookup ended: a pipe its thread writes to.
+    let done: FileDescriptor
+    private let signal: FileDescriptor
+    private let state = Mutex<State>(.pending)
+
+    /// Looks up `host` and `port` for a stream socket, numerically at once when `host` is an
+    /// address, otherwise with `resolve` (`getaddrinfo` by default, replaceable for tests) on
+    /// a new thread. `nil` when no pipe could be made.
+    init?(host: String, port: Int, resolve: @escaping @Sendable (String, String, Bool) -> Outcome = HostLookup.getAddresses) {
+        guard case .success(let pipe) = FileDescriptor.pipe() else { return nil }
+        done = pipe.read
+        signal = pipe.write
+        let service = String(port)
+        if case .success(let addresses) = resolve(host, service, true) {
+            state.withLock { $0 = .finished(.success(addresses)) }
+            signal.wakeUp()
+            return
+        }
+        let thread = Thread { [self] in finish(resolve(host, service, false)) }
+        thread.name = "HTTP1 lookup \(host)"
+        thread.start()
+    }
+
+    deinit {
+        abandon()
+    }
+
+    /// The outcome, once the lookup ended (the addresses are then the caller's to free), or
+    /// `nil` while it runs.
+    func take() -> Outcome? {
+        state.withLock { state in
+            guard case .finished(let outcome) = state else { return nil }
+            state = .abandoned
+            return outcome
+        }
+    }
+
+    /// Tells a lookup still under way that its outcome is not wanted, or frees one that ended
+    /// and was not taken. Idempotent.
+    func abandon() {
+        let unclaimed = state.withLock { state -> Outcome? in
+            defer { state = .abandoned }
+            if case .finished(let outcome) = state { return outcome }
+            return nil
+        }
+        if case .success(let addresses)? = unclaimed { freeaddrinfo(addresses.list) }
+    }
+
+    private func finish(_ outcome: Outcome) {
+        let kept = state.withLock { state -> Bool in
+            guard case .pending = state else { return false }
+            state = .finished(outcome)
+            return true
+        }
+        if kept {
+            signal.wakeUp()
+        } else if case .success(let addresses) = outcome {
+            freeaddrinfo(addresses.list)
+        }
+    }
+
+    /// `getaddrinfo` for a stream socket; `numericOnly` asks only whether `host` is an address.
+    static func getAddresses(host: String, service: String, numericOnly: Bool) -> Outcome {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = FileDescriptor.streamSocketType
+        if numericOnly { hints.ai_flags = AI_NUMERICHOST }
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, service, &hints, &list)
+        guard status == 0, let list else { return .failure(LookupError(status: status == 0 ? EAI_NONAME : status)) }
+        return .success(Addresses(list: list))
+    }
+}

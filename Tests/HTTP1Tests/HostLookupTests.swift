@@ -1,0 +1,49 @@
+import Foundation
+@testable import HTTP1
+import Synchronization
+import Testing
+
+/// A host lookup that the resolver holds up can be given up at once, and frees what it
+/// finds when it ends later; an address needs no resolver.
+@Suite struct HostLookupTests {
+    @Test func anAddressIsLookedUpAtOnceWithoutTheResolver() throws {
+        let lookup = try #require(HostLookup(host: "127.0.0.1", port: 80))
+        guard case .success(let addresses)? = lookup.take() else {
+            Issue.record("no addresses for 127.0.0.1")
+            return
+        }
+        freeaddrinfo(addresses.list)
+    }
+
+    @Test func aLookupThatHangsCanBeAbandonedAndFreesItsResultLater() throws {
+        let release = DispatchSemaphore(value: 0)
+        let resolved = Mutex(false)
+        let lookup = try #require(HostLookup(host: "slow.example", port: 80) { _, service, numericOnly in
+            if numericOnly { return .failure(HostLookup.LookupError(status: EAI_NONAME)) }
+            release.wait()
+            resolved.withLock { $0 = true }
+            return HostLookup.getAddresses(host: "127.0.0.1", service: service, numericOnly: true)
+        })
+        #expect(lookup.take() == nil, "still under way")
+        lookup.abandon()
+        release.signal()
+        // The thread ends on its own and frees what it found: nothing is handed out any more.
+        let deadline = Date().addingTimeInterval(10)
+        while !resolved.withLock({ $0 }) && Date() < deadline { usleep(1000) }
+        #expect(resolved.withLock { $0 })
+        usleep(10_000)
+        #expect(lookup.take() == nil)
+    }
+
+    @Test func aConnectionToAHostThatDoesNotResolveSaysSo() {
+        #expect {
+            try HTTP1Connection().connect(host: "no-such-host.invalid", port: 80, wait: .after(5))
+        } throws: { error in
+            switch error as? HTTP1Error {
+            case .network(let reason, .unresolved)?: reason.contains("no-such-host.invalid")
+            case .timedOut?: true
+            default: false
+            }
+        }
+    }
+}
