@@ -91,8 +91,11 @@ public enum BlobUploadError: Error, Sendable, Hashable {
 }
 
 extension BlobUploadError: CustomStringConvertible {
-    /// A sentence that says what failed, where, and, where it helps, what to do.
-    public var description: String {
+    /// A sentence that says what failed, where, and, where it helps, what to do; the
+    /// password of a URL in it is hidden.
+    public var description: String { PasswordRedaction.hidingPasswords(in: sentence) }
+
+    private var sentence: String {
         switch self {
         case .source(let error):
             return "reading the upload's source failed: \(error)"

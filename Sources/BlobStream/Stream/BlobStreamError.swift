@@ -60,8 +60,11 @@ public enum BlobStreamError: Error, Sendable, Hashable {
 }
 
 extension BlobStreamError: CustomStringConvertible {
-    /// A sentence that says what failed, where, and, where it helps, what to do.
-    public var description: String {
+    /// A sentence that says what failed, where, and, where it helps, what to do; the
+    /// password of a URL in it is hidden (``PasswordRedaction``).
+    public var description: String { PasswordRedaction.hidingPasswords(in: sentence) }
+
+    private var sentence: String {
         switch self {
         case .notFound(let resource):
             return "\(resource): not found"
