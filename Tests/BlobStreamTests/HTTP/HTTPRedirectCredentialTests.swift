@@ -6,6 +6,34 @@ import Testing
 /// Caller headers go with every request, but credentials never follow a redirect to another
 /// origin.
 @Suite struct HTTPRedirectCredentialTests {
+    /// A redirect goes where its `Location` says, trailing slash included: FoundationNetworking
+    /// builds the next request from the target's path, which drops it (`/v2/blob/` became
+    /// `/v2/blob`, another resource).
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func aRedirectKeepsItsTrailingSlash(transport: HTTPDataSource.Transport) async throws {
+        let bytes = TempFiles.pseudoRandomBytes(count: 20_000, seed: 32)
+        let server = try ScriptedHTTPServer { request in
+            switch request.target {
+            case "/blob": return ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "/v2/blob/"])
+            case "/v2/blob/":
+                return ScriptedHTTPServer.response(
+                    status: "206 Partial Content", fields: ["Content-Range": "bytes 0-19999/20000", "ETag": "\"e2\""], body: bytes)
+            default: return ScriptedHTTPServer.response(status: "404 Not Found")
+            }
+        }
+        defer { server.stop() }
+        let port = server.port
+        let read = try await blocking {
+            let source = HTTPDataSource(url: URL(string: "http://127.0.0.1:\(port)/blob")!, configuration: .init(transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return try reader.readToEnd().get()
+        }
+        #expect(read == bytes)
+        #expect(server.requests.map(\.target) == ["/blob", "/v2/blob/"])
+    }
+
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
     func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) async throws {
         let bytes = TempFiles.pseudoRandomBytes(count: 50_000, seed: 31)
