@@ -78,6 +78,22 @@ import Testing
         #expect(!result.standardError.contains("cli-secret-never-printed"))
     }
 
+    /// After a failure another run would meet again (here a server whose Complete answer names
+    /// no ETag), the command does not send the user to `--resume`.
+    @Test func aBrokenProtocolIsNotOfferedAResume() throws {
+        let empty = S3ErrorTests.answer("200 OK", body: "<CompleteMultipartUploadResult><ETag></ETag></CompleteMultipartUploadResult>")
+        let server = try ScriptedHTTPServer(connections: [
+            [S3ErrorTests.created], [S3ErrorTests.partStored], [S3ErrorTests.partStored], [empty],
+        ])
+        let path = try makeRandomFile(size: 5 * 1024 * 1024 + 1, seed: 42)
+        defer { TempFiles.remove(path) }
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://127.0.0.1:\(server.port)", "--part-size", "5M",
+                                          "--parallel", "1", "--checksum", "crc32", path, "s3://scripted-bucket/k"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("names no ETag"), "\(result.standardError)")
+        #expect(!result.standardError.contains("--resume"), "\(result.standardError)")
+    }
+
     @Test func aServerThatIsNotThereFailsAtOnce() throws {
         let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"])
         #expect(result.status == 1)
