@@ -177,6 +177,23 @@ import Testing
         #expect(!finished.withLock { $0 }, "the first request still waits for its answer")
     }
 
+    /// A request lets go of its connection before pooling it: a cancellation of that request
+    /// that comes late (its task had not resumed yet) must not cancel the request of another
+    /// upload that took the connection from the pool meanwhile.
+    @Test func aLateCancellationDoesNotReachAPooledConnection() {
+        let call = SocketCall()
+        let connection = HTTP1Connection()
+        #expect(call.watch(connection))
+        call.release(connection)
+        call.cancel()
+        #expect(!connection.isCancelled)
+        let watched = HTTP1Connection()
+        let other = SocketCall()
+        #expect(other.watch(watched))
+        other.cancel()
+        #expect(watched.isCancelled, "a connection in use is still cancelled")
+    }
+
     private static func readHead(_ fd: Int32) {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0

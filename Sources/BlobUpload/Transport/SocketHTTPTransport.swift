@@ -106,7 +106,10 @@ final class SocketHTTPTransport: Sendable {
                     try connection.connect(host: host, port: port, wait: .after(timeout))
                 }
                 let answer = try exchange(on: connection, method: method, head: headBytes, body: body)
-                if answer.reusable, !call.isCancelled {
+                // Let go first: a cancellation of this call that comes late (its task has not
+                // resumed yet) must not reach the connection once another request took it.
+                call.release(connection)
+                if answer.reusable, !call.isCancelled, !connection.isCancelled {
                     idle.withLock { $0 = (host, port, connection) }
                 }
                 let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
@@ -193,6 +196,14 @@ final class SocketCall: Sendable {
         }
         if cancelled { connection.cancel() }
         return !cancelled
+    }
+
+    /// Stops watching `connection` (done with it, about to be pooled for other requests); a
+    /// later ``cancel()`` no longer reaches it.
+    func release(_ connection: HTTP1Connection) {
+        state.withLock { state in
+            if state.connection === connection { state.connection = nil }
+        }
     }
 
     func cancel() {
