@@ -199,6 +199,21 @@ import Testing
         }
     }
 
+    /// A stream that does not keep its status (a plain subclass: `.notOpen` throughout) ends
+    /// by having no bytes available, as FoundationNetworking takes it: its body is complete,
+    /// with or without an expected length.
+    @Test(arguments: Self.transports, [Int64(3000), nil])
+    func aStreamThatDoesNotKeepItsStatusEndsByHavingNoBytes(transport: Transport, expectedLength: Int64?) async throws {
+        try TestServers.requireNginx()
+        let name = "untracked-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let response = try await StreamedUploader(transport: transport).upload(
+            UntrackedStatusStream(bytes: 3000), to: TestServers.uploadURL.appendingPathComponent(name), expectedLength: expectedLength)
+        #expect((200..<300).contains(response.statusCode))
+        #expect((try FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int) == 3000)
+    }
+
     private static let earlyAnswer = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 }
 
@@ -228,6 +243,27 @@ final class ZeroWhileOpenStream: InputStream {
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         let count = min(len, remaining)
         buffer.update(repeating: 7, count: count)
+        remaining -= count
+        return count
+    }
+}
+
+/// Yields `bytes` bytes and keeps no status (it stays `.notOpen`): only `hasBytesAvailable`
+/// tells its end.
+final class UntrackedStatusStream: InputStream {
+    private var remaining: Int
+
+    init(bytes: Int) {
+        remaining = bytes
+        super.init(data: Data())
+    }
+
+    override func open() {}
+    override func close() {}
+    override var hasBytesAvailable: Bool { remaining > 0 }
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
+        let count = min(len, remaining)
+        buffer.update(repeating: 9, count: count)
         remaining -= count
         return count
     }

@@ -75,7 +75,8 @@ public final class StreamedUploader: Sendable {
     ///
     /// The stream must not be open: URLSession opens it, and must read it to its end. When it
     /// ends with an error, when the server answers before URLSession read it to its end (the
-    /// stream is not `.atEnd`; for a ``PositionedInputStream``, also not at its length), or when a
+    /// stream is neither `.atEnd` nor, keeping no status, out of bytes; for a
+    /// ``PositionedInputStream``, also not at its length), or when a
     /// ``PositionedInputStream`` yields another byte count than `expectedLength`, the upload fails
     /// even if the server answered 2xx, because the server then has a truncated body.
     ///
@@ -226,7 +227,7 @@ private final class BodyProbe: @unchecked Sendable {
     /// ``PositionedInputStream`` — stopped short of its own length or of `expectedLength`.
     func incompleteness(method: String, url: URL, expectedLength: Int64?) -> BlobUploadError? {
         let length = positioned?.length
-        let atEnd = stream.streamStatus == .atEnd && (length == nil || bytesRead == length)
+        let atEnd = stream.saysItEnded && (length == nil || bytesRead == length)
         guard atEnd else {
             return .bodyIncomplete(
                 method: method, url: url.absoluteString, bytesSent: bytesRead, expectedLength: expectedLength ?? length)

@@ -131,9 +131,10 @@ extension SocketHTTPTransport {
             if call.isCancelled { throw .transfer(.cancelled) }
             if count < 0 || stream.streamStatus == .error { throw .streamFailed }
             if count == 0 {
-                // Only the end may end the body: a 0 from a stream still open would send the
-                // last chunk of a short body.
-                guard stream.streamStatus == .atEnd else { throw .noEnd(sent: sent, status: stream.streamStatus) }
+                // Only the end may end the body: a 0 from a stream that still says it has bytes
+                // would send the last chunk of a short body (the expected length, when given,
+                // is checked below).
+                guard stream.saysItEnded || sent == expectedLength else { throw .noEnd(sent: sent, status: stream.streamStatus) }
                 break
             }
             sent += Int64(count)
@@ -166,7 +167,7 @@ private enum BodyStop: Error {
     case length(sent: Int64, expected: Int64)
     /// The server began to answer (or closed) before the whole body was sent.
     case answeredEarly(sent: Int64)
-    /// The stream's read gave no bytes although its status is not `.atEnd`.
+    /// The stream's read gave no bytes although it is not at its end (it says it has bytes).
     case noEnd(sent: Int64, status: Stream.Status)
 
     /// The payload bytes sent before the stop, where known.
@@ -192,9 +193,10 @@ private enum BodyStop: Error {
         case .streamFailed:
             .network(method: method, url: url.absoluteString, reason: "the body stream failed; the body was not completed", code: nil)
         case .noEnd(let sent, let status):
-            .network(method: method, url: url.absoluteString,
-                     reason: "the body stream read 0 bytes after \(sent) without being at its end (status \(status.rawValue)); the body was not completed",
-                     code: nil)
+            .source(.sourceFailed(
+                resource: "body of \(url.absoluteString)",
+                reason: "a read gave 0 bytes after \(sent) although the stream says it has more (status \(status.rawValue)); "
+                    + "the body was not completed"))
         case .answeredEarly:
             .network(method: method, url: url.absoluteString, reason: "the server closed the connection before the whole body was sent", code: URLError.Code.networkConnectionLost.rawValue)
         case .length(let sent, let expected):
