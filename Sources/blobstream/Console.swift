@@ -1,3 +1,4 @@
+import BlobStream
 import Foundation
 internal import SystemCalls
 
@@ -16,14 +17,16 @@ struct Console {
         write(.standardOutput, text)
     }
 
-    /// Writes `text` to standard error as is.
+    /// Writes `text` to standard error, with passwords in URLs hidden as ``error(_:)`` hides them.
     func standardError(_ text: String) {
-        write(.standardError, text)
+        write(.standardError, PasswordRedaction.hidingPasswords(in: text))
     }
 
-    /// Writes `blobstream <command>: <message>` and a newline to standard error.
+    /// Writes `blobstream <command>: <message>` and a newline to standard error, with the
+    /// password of any URL in it hidden: a message names the URLs the user gave, and one given
+    /// as `http://user:password@host/` must not print its password (``PasswordRedaction``).
     func error(_ message: String) {
-        write(.standardError, "\(commandName): \(message)\n")
+        write(.standardError, "\(commandName): \(PasswordRedaction.hidingPasswords(in: message))\n")
     }
 
     /// Writes all of `text` (retrying interrupted writes); a failed write, to a closed pipe

@@ -84,7 +84,10 @@ enum ErrorPresenter {
         reason.contains("Connection refused") || reason.contains("Couldn't connect to server")
     }
 
+    /// `text`, prefixed with `subject` unless it names it already; compared with passwords
+    /// hidden on both sides, since the library's messages hide them.
     private static func prefixed(_ text: String, subject: String) -> String {
-        text.contains(subject) ? text : "\(subject): \(text)"
+        let (text, subject) = (PasswordRedaction.hidingPasswords(in: text), PasswordRedaction.hidingPasswords(in: subject))
+        return text.contains(subject) ? text : "\(subject): \(text)"
     }
 }

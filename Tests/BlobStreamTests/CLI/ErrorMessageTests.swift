@@ -10,6 +10,21 @@ import Testing
         try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
+    /// A URL given with a password never prints it, in any of the messages a command makes
+    /// itself (a refused connection, a source's HTTP status, the source named up front).
+    @Test func aPasswordInAURLIsNeverPrinted() async throws {
+        let refusedTarget = try await blobstream(["upload", "/etc/hostname", "http://user:SECRET1@127.0.0.1:9/files/"])
+        let refusedSource = try await blobstream(["put", "http://user:SECRET2@127.0.0.1:9/x", TestServers.nginxURL.absoluteString + "upload/p.bin"])
+        let server = try ScriptedHTTPServer { _ in ScriptedHTTPServer.response(status: "404 Not Found") }
+        defer { server.stop() }
+        let missing = try await blobstream(["checksum", "http://user:SECRET3@127.0.0.1:\(server.port)/blob"])
+        for (result, secret) in [(refusedTarget, "SECRET1"), (refusedSource, "SECRET2"), (missing, "SECRET3")] {
+            #expect(result.status == 1)
+            #expect(!result.standardError.contains(secret), "\(result.standardError)")
+            #expect(result.standardError.contains("user:***@127.0.0.1"), "\(result.standardError)")
+        }
+    }
+
     @Test func anHTMLErrorPageIsReducedToItsStatus() async throws {
         try TestServers.requireNginx()
         // nginx answers PUT outside /upload/ with 405 and an HTML page.
