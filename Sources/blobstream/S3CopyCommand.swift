@@ -111,7 +111,9 @@ enum S3CopyCommand: Command {
         case .retriesExhausted, .cancelled:
             return true
         case .service(let failure):
-            return failure.statusCode >= 500 || [408, 429].contains(failure.statusCode)
+            // 401 and 403 too: expired or wrong credentials, or a skewed clock, pass once fixed,
+            // and the parts already stored need not be sent again.
+            return failure.statusCode >= 500 || [401, 403, 408, 429].contains(failure.statusCode)
         case .transfer(let failure):
             return UploadCommand.isResumable(failure)
         case .missingCredentials, .invalidConfiguration, .unsupportedEndpoint, .uploadGone, .protocolViolation, .sourceTooLarge:

@@ -150,9 +150,11 @@ enum UploadCommand: Command {
         }
     }
 
-    /// A server error, a time-out, a lost race or a busy server: statuses another try may pass.
+    /// A server error, a time-out, a lost race or a busy server: statuses another try may pass;
+    /// and 401 and 403, which another run passes once the credentials are renewed (an expired
+    /// token or signed link), without starting the upload over.
     private static func isTransient(_ status: Int) -> Bool {
-        status >= 500 || [408, 409, 423, 429].contains(status)
+        status >= 500 || [401, 403, 408, 409, 423, 429].contains(status)
     }
 
     /// Whether `error` says the source is not the version the upload started with: it was

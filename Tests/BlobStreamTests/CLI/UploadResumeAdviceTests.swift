@@ -59,6 +59,31 @@ import Testing
         #expect(result.standardError.contains("start a new upload"), "\(result.standardError)")
     }
 
+    /// An expired token (403) passes once it is renewed: the upload continues where it stopped,
+    /// so the advice is --resume, not a new upload.
+    @Test func aRefusedCredentialIsToBeResumedOnceRenewed() async throws {
+        let path = try TempFiles.makeRandomFile(prefix: "resume-advice", size: 2 * Self.chunk, seed: 9)
+        defer { TempFiles.remove(path) }
+        let server = try ScriptedHTTPServer { request in
+            let tus = ["Tus-Resumable": "1.0.0"]
+            if request.target == "/files/", request.fields["upload-length"] == nil {
+                return ScriptedHTTPServer.response(
+                    status: "204 No Content", fields: tus.merging(["Tus-Version": "1.0.0", "Tus-Extension": "creation"]) { $1 })
+            }
+            if request.target == "/files/" {
+                return ScriptedHTTPServer.response(status: "201 Created", fields: tus.merging(["Location": "/files/abc"]) { $1 })
+            }
+            return ScriptedHTTPServer.response(status: "403 Forbidden", fields: tus)
+        }
+        defer { server.stop() }
+
+        let result = try await upload(path, to: server)
+
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("403"), "\(result.standardError)")
+        #expect(result.standardError.contains("continue with --resume http://127.0.0.1:\(server.port)/files/abc"), "\(result.standardError)")
+    }
+
     /// A server that confirms bytes it was never sent broke the protocol: another run against
     /// it would trust it again.
     @Test func aProtocolViolationIsNeverToBeResumed() async throws {
