@@ -228,6 +228,20 @@ import Testing
         }
     }
 
+    /// A server that moves a finished upload away (a post-finish hook) answers the HEAD after
+    /// the last PATCH with 404: the upload was finished, and is reported so.
+    @Test func anUploadMovedAwayOnceFinishedIsASuccess() async throws {
+        let gone = "HTTP/1.1 404 Not Found\r\nTus-Resumable: 1.0.0\r\nContent-Length: 0\r\n\r\n"
+        let server = try ScriptedHTTPServer(connections: [[
+            Self.deferOptions, ScriptedTus.created("/files/live"), ScriptedTus.patched(600), gone,
+        ]])
+        defer { server.stop() }
+        let result = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
+            .live(name: "live.bin", GeneratedBytes(size: 600, seed: 85)), options: ScriptedTus.options(chunkSize: 1000))
+        #expect(result.length == 600)
+        #expect(server.requests.last?.hasPrefix("HEAD ") == true)
+    }
+
     /// A `HEAD` that names a length before the client declared one invents it.
     @Test func aLengthTheClientNeverSentIsRefused() async throws {
         let server = try ScriptedHTTPServer(connections: [[

@@ -147,7 +147,14 @@ final class TusUpload {
     /// server that ignored it answers that PATCH like any other, yet keeps an upload of
     /// unknown length that it never finishes.
     private func confirmDeclaredLength(_ length: Int64) async throws(BlobUploadError) {
-        let status = try await serverStatus()
+        let status: TusUploadStatus
+        do {
+            status = try await serverStatus()
+        } catch .uploadGone {
+            // A server may move an upload away once it is finished (a post-finish hook): the
+            // last PATCH was confirmed at the length, and there is nothing left to ask.
+            return
+        }
         guard status.length == length, status.offset == length else {
             throw .protocolViolation(
                 url: uploadURL?.absoluteString ?? client.endpoint.absoluteString,
