@@ -42,11 +42,19 @@ final class HostLookup: Sendable {
     let done: FileDescriptor
     private let signal: FileDescriptor
     private let state = Mutex<State>(.pending)
+    /// Frees addresses nobody took (`freeaddrinfo`; replaceable for tests).
+    private let release: @Sendable (Addresses) -> Void
 
     /// Looks up `host` and `port` for a stream socket, numerically at once when `host` is an
-    /// address, otherwise with `resolve` (`getaddrinfo` by default, replaceable for tests) on
-    /// a new thread. `nil` when no pipe could be made.
-    init?(host: String, port: Int, resolve: @escaping @Sendable (String, String, Bool) -> Outcome = HostLookup.getAddresses) {
+    /// address, otherwise with `resolve` (`getaddrinfo` by default) on a new thread; `release`
+    /// frees addresses that nobody took. Both are replaceable for tests. `nil` when no pipe
+    /// could be made.
+    init?(
+        host: String, port: Int,
+        resolve: @escaping @Sendable (String, String, Bool) -> Outcome = HostLookup.getAddresses,
+        release: @escaping @Sendable (Addresses) -> Void = { freeaddrinfo($0.list) }
+    ) {
+        self.release = release
         guard case .success(let pipe) = FileDescriptor.pipe() else { return nil }
         done = pipe.read
         signal = pipe.write
@@ -83,7 +91,7 @@ final class HostLookup: Sendable {
             if case .finished(let outcome) = state { return outcome }
             return nil
         }
-        if case .success(let addresses)? = unclaimed { freeaddrinfo(addresses.list) }
+        if case .success(let addresses)? = unclaimed { release(addresses) }
     }
 
     private func finish(_ outcome: Outcome) {
@@ -95,7 +103,7 @@ final class HostLookup: Sendable {
         if kept {
             signal.wakeUp()
         } else if case .success(let addresses) = outcome {
-            freeaddrinfo(addresses.list)
+            release(addresses)
         }
     }
 

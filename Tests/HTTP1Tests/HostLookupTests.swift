@@ -17,21 +17,37 @@ import Testing
 
     @Test func aLookupThatHangsCanBeAbandonedAndFreesItsResultLater() throws {
         let release = DispatchSemaphore(value: 0)
-        let resolved = Mutex(false)
-        let lookup = try #require(HostLookup(host: "slow.example", port: 80) { _, service, numericOnly in
+        let freed = Mutex(0)
+        let made = HostLookup(host: "slow.example", port: 80, resolve: { _, service, numericOnly in
             if numericOnly { return .failure(HostLookup.LookupError(status: EAI_NONAME)) }
             release.wait()
-            resolved.withLock { $0 = true }
             return HostLookup.getAddresses(host: "127.0.0.1", service: service, numericOnly: true)
+        }, release: { addresses in
+            freeaddrinfo(addresses.list)
+            freed.withLock { $0 += 1 }
         })
+        let lookup = try #require(made)
         #expect(lookup.take() == nil, "still under way")
         lookup.abandon()
+        #expect(freed.withLock { $0 } == 0, "nothing to free yet")
         release.signal()
-        // The thread ends on its own and frees what it found: nothing is handed out any more.
+        // The thread ends on its own and frees what it found, once; nothing is handed out.
         let deadline = Date().addingTimeInterval(10)
-        while !resolved.withLock({ $0 }) && Date() < deadline { usleep(1000) }
-        #expect(resolved.withLock { $0 })
-        usleep(10_000)
+        while freed.withLock({ $0 }) == 0 && Date() < deadline { usleep(1000) }
+        #expect(freed.withLock { $0 } == 1)
+        #expect(lookup.take() == nil)
+    }
+
+    @Test func aFinishedLookupThatNobodyTookIsFreedWhenAbandoned() throws {
+        let freed = Mutex(0)
+        let made = HostLookup(host: "127.0.0.1", port: 80, release: { addresses in
+            freeaddrinfo(addresses.list)
+            freed.withLock { $0 += 1 }
+        })
+        let lookup = try #require(made)
+        lookup.abandon()
+        lookup.abandon()
+        #expect(freed.withLock { $0 } == 1)
         #expect(lookup.take() == nil)
     }
 
