@@ -112,8 +112,8 @@ enum UploadCommand: Command {
     static func advice(after error: BlobUploadError, uploadURL: String) -> String {
         if isResumable(error) { return " (continue with --resume \(uploadURL))" }
         if isSourceChange(error) {
-            return " (start a new upload: the source changed since the upload started, so the bytes \(uploadURL) has "
-                + "are of another version)"
+            return " (start a new upload: the source is not, or cannot be confirmed to be, the version the upload "
+                + "started with, so the bytes \(uploadURL) has may be of another one)"
         }
         return ""
     }

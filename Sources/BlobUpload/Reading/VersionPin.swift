@@ -12,6 +12,8 @@ import Synchronization
 /// known cannot be compared, so the first one that reports one is pinned.
 final class VersionPin: Sendable {
     private let identity = Mutex<String?>(nil)
+    /// Whether the pinned version came from an earlier run's record (``expect(_:)``).
+    private let recorded = Atomic<Bool>(false)
 
     /// The pinned version, once one is known.
     var pinned: String? { identity.withLock { $0 } }
@@ -20,7 +22,10 @@ final class VersionPin: Sendable {
     /// recorded, which every stream of this run must then find.
     func expect(_ version: String) {
         identity.withLock { pinned in
-            if pinned == nil { pinned = version }
+            if pinned == nil {
+                pinned = version
+                recorded.store(true, ordering: .relaxed)
+            }
         }
     }
 
@@ -32,6 +37,16 @@ final class VersionPin: Sendable {
         }
         guard let pinned, pinned != description.identity else { return nil }
         let now = description.identity.map { "\"\($0)\"" } ?? "unknown"
+        guard !recorded.load(ordering: .relaxed) else {
+            // A file's version names its device, inode and status-change time too: a copy, a
+            // move to another disk or a chmod change it without changing a byte. Fail closed,
+            // but say what is known.
+            return .sourceChanged(
+                resource: resource, offset: offset,
+                reason: "the upload was started from version \"\(pinned)\" and the source is now \(now); its bytes may be "
+                    + "the same (a copy, a move, a permission change), but that cannot be confirmed, and continuing could "
+                    + "mix two versions")
+        }
         return .sourceChanged(
             resource: resource, offset: offset,
             reason: "the upload started with version \"\(pinned)\", and a stream opened again finds \(now)")
