@@ -15,6 +15,17 @@ import Testing
         patched: @escaping @Sendable (_ reached: Int64) -> Int64,
         beforeAnswer: @escaping @Sendable () -> Void = {}
     ) throws -> ScriptedHTTPServer {
+        try tusServer { request in
+            let offset = Int64(request.fields["upload-offset"] ?? "") ?? 0
+            let length = Int64(request.fields["content-length"] ?? "") ?? 0
+            beforeAnswer()
+            return ScriptedHTTPServer.response(
+                status: "204 No Content", fields: ["Tus-Resumable": "1.0.0", "Upload-Offset": String(patched(offset + length))])
+        }
+    }
+
+    /// A scripted tus server: OPTIONS, a creation at /files/abc, and PATCHes answered by `patch`.
+    static func tusServer(answeringPatch patch: @escaping @Sendable (ScriptedHTTPServer.Request) -> [UInt8]) throws -> ScriptedHTTPServer {
         try ScriptedHTTPServer { request in
             let tus = ["Tus-Resumable": "1.0.0"]
             if request.target == "/files/", request.fields["upload-length"] == nil {
@@ -24,11 +35,7 @@ import Testing
             if request.target == "/files/" {
                 return ScriptedHTTPServer.response(status: "201 Created", fields: tus.merging(["Location": "/files/abc"]) { $1 })
             }
-            let offset = Int64(request.fields["upload-offset"] ?? "") ?? 0
-            let length = Int64(request.fields["content-length"] ?? "") ?? 0
-            beforeAnswer()
-            return ScriptedHTTPServer.response(
-                status: "204 No Content", fields: tus.merging(["Upload-Offset": String(patched(offset + length))]) { $1 })
+            return patch(request)
         }
     }
 
@@ -64,16 +71,8 @@ import Testing
     @Test func aRefusedCredentialIsToBeResumedOnceRenewed() async throws {
         let path = try TempFiles.makeRandomFile(prefix: "resume-advice", size: 2 * Self.chunk, seed: 9)
         defer { TempFiles.remove(path) }
-        let server = try ScriptedHTTPServer { request in
-            let tus = ["Tus-Resumable": "1.0.0"]
-            if request.target == "/files/", request.fields["upload-length"] == nil {
-                return ScriptedHTTPServer.response(
-                    status: "204 No Content", fields: tus.merging(["Tus-Version": "1.0.0", "Tus-Extension": "creation"]) { $1 })
-            }
-            if request.target == "/files/" {
-                return ScriptedHTTPServer.response(status: "201 Created", fields: tus.merging(["Location": "/files/abc"]) { $1 })
-            }
-            return ScriptedHTTPServer.response(status: "403 Forbidden", fields: tus)
+        let server = try Self.tusServer { _ in
+            ScriptedHTTPServer.response(status: "403 Forbidden", fields: ["Tus-Resumable": "1.0.0"])
         }
         defer { server.stop() }
 
