@@ -272,9 +272,8 @@ import Testing
     }
 
     @Test func nothingListeningIsANetworkError() async throws {
-        let server = try ScriptedHTTPServer(connections: [])
-        let url = request("GET", server)
-        server.stop()
+        let down = try RefusingPort()
+        let url = HTTPRequestHead(method: "GET", url: URL(string: "http://127.0.0.1:\(down.port)/files/x")!, fields: [])
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(url, body: nil)
         } throws: { error in

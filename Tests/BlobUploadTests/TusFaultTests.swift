@@ -147,10 +147,9 @@ import Testing
     @Test func aServerThatStaysDownExhaustsTheRetries() async throws {
         let path = try makeRandomFile(size: 1000)
         defer { TempFiles.remove(path) }
-        // A port that nothing listens on: a proxy that was stopped.
-        let proxy = try FaultProxy(targetPort: TestServers.tusPort)
-        let endpoint = proxy.url(for: TestServers.tusFilesURL)
-        proxy.stop()
+        // A port that nothing listens on, and that no other test's server can take meanwhile.
+        let down = try RefusingPort()
+        let endpoint = URL(string: "http://127.0.0.1:\(down.port)/files/")!
         var options = TusUploadOptions()
         options.retry.maxAttempts = 3
         options.retry.initialDelay = 0.01

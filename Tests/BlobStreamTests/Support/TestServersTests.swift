@@ -16,14 +16,12 @@ import Testing
     }
 
     @Test func aMissingServerFailsWithInstructions() throws {
-        // A port that was just listening and is closed again has no server behind it.
-        let proxy = try FaultProxy(targetPort: TestServers.nginxPort)
-        proxy.stop()
+        let down = try RefusingPort()
 
         let error = #expect(throws: TestSupportError.self) {
-            try TestServers.require("the example server", port: proxy.port, url: "http://127.0.0.1:\(proxy.port)/")
+            try TestServers.require("the example server", port: down.port, url: "http://127.0.0.1:\(down.port)/")
         }
-        #expect(error?.message.contains("the example server is not running at http://127.0.0.1:\(proxy.port)/") == true)
+        #expect(error?.message.contains("the example server is not running at http://127.0.0.1:\(down.port)/") == true)
         #expect(error?.message.contains(TestServers.instructions) == true)
         #expect(TestServers.instructions.contains("Scripts/test-servers.sh up"))
     }
