@@ -47,19 +47,21 @@ enum ChecksumCommand: Command {
         if arguments.positional.filter({ $0 == "-" }).count > 1 {
             throw .usage("standard input (-) can be read only once")
         }
-        // A signal closes the stream being read: its read fails at once, and the command
-        // reports the interruption instead of dying silently mid-line.
-        let current = CurrentStream()
-        let interruption = Interruption { current.close() }
+        // A signal cancels the calculation under way (closing its stream, so a read fails at
+        // once) or, between two inputs, the next one before it starts; the command reports the
+        // interruption instead of dying silently mid-line.
+        let current = CurrentCalculation()
+        let interruption = Interruption { current.cancel() }
         defer { interruption.end() }
         var status = ExitStatus.success
         for target in arguments.positional {
             let result: Result<ChecksumDigest, BlobStreamError>
             do throws(BlobStreamError) {
-                let stream = try InputArgument(target).stream()
-                current.set(stream)
+                let calculator = ChecksumCalculator(algorithm: algorithm)
+                current.set(calculator)
                 defer { current.set(nil) }
-                result = .success(try checksum(of: stream, name: target, algorithm: algorithm, offset: offset, console: console))
+                let stream = try InputArgument(target).stream()
+                result = .success(try checksum(of: stream, with: calculator, name: target, offset: offset, console: console))
             } catch {
                 result = .failure(error)
             }
@@ -89,13 +91,12 @@ enum ChecksumCommand: Command {
 
     private static func checksum(
         of stream: BlobInputStream,
+        with calculator: ChecksumCalculator,
         name: String,
-        algorithm: ChecksumAlgorithm,
         offset: Int64,
         console: Console
     ) throws(BlobStreamError) -> ChecksumDigest {
         if offset > 0 { try stream.seek(to: offset) }
-        let calculator = ChecksumCalculator(algorithm: algorithm)
         guard console.standardErrorIsTerminal else { return try calculator.digest(of: stream) }
         let bar = ProgressBar(console: console, label: name)
         defer { bar.finish() }
@@ -110,25 +111,28 @@ enum ChecksumCommand: Command {
     }
 }
 
-/// The stream being hashed, for the signal handler to close.
-private final class CurrentStream: @unchecked Sendable {
+/// The calculation under way, for the signal handler to cancel. Cancelling the calculator
+/// rather than closing its stream leaves no gap: a stream closed before the calculator opened
+/// it would have been opened again (a ``BlobInputStream`` reopens after a close) and read on,
+/// while a calculator cancelled before it starts never reads.
+private final class CurrentCalculation: @unchecked Sendable {
     private let lock = NSLock()
-    private var stream: BlobInputStream?
-    private var closed = false
+    private var calculator: ChecksumCalculator?
+    private var cancelled = false
 
-    func set(_ stream: BlobInputStream?) {
-        let closeNow = lock.withLock { () -> Bool in
-            self.stream = stream
-            return closed
+    func set(_ calculator: ChecksumCalculator?) {
+        let cancelNow = lock.withLock { () -> Bool in
+            self.calculator = calculator
+            return cancelled
         }
-        if closeNow { stream?.close() }
+        if cancelNow { calculator?.cancel() }
     }
 
-    func close() {
-        let stream = lock.withLock { () -> BlobInputStream? in
-            closed = true
-            return self.stream
+    func cancel() {
+        let calculator = lock.withLock { () -> ChecksumCalculator? in
+            cancelled = true
+            return self.calculator
         }
-        stream?.close()
+        calculator?.cancel()
     }
 }
