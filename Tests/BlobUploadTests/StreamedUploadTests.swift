@@ -199,6 +199,30 @@ import Testing
         }
     }
 
+    /// An asynchronous stream has no bytes available while it opens: FoundationNetworking then
+    /// ends the body at once, and that must not pass for the stream's end (it once made a 201
+    /// for 0 of 300000 bytes a success).
+    @Test(arguments: Self.transports) func anAsynchronousStreamStillOpeningIsNoEnd(transport: Transport) async throws {
+        try TestServers.requireNginx()
+        let name = "opening-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let source = ScriptedDataSource(bytes: [UInt8](repeating: 4, count: 300_000), hidesLength: true)
+        source.openBehaviour = .later(delay: 0.3)
+        do {
+            let response = try await StreamedUploader(transport: transport).upload(
+                BlobInputStream(dataSource: source, mode: .asynchronous), to: TestServers.uploadURL.appendingPathComponent(name))
+            let size = (try? FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int) ?? -1
+            // Success only with the whole body stored.
+            #expect(size == 300_000, "reported \(response.statusCode) with \(size) bytes stored")
+        } catch {
+            switch error {
+            case .bodyIncomplete, .network, .source: break
+            default: Issue.record("unexpected \(error)")
+            }
+        }
+    }
+
     /// A stream that does not keep its status (a plain subclass: `.notOpen` throughout) ends
     /// by having no bytes available, as FoundationNetworking takes it: its body is complete,
     /// with or without an expected length.

@@ -1,16 +1,17 @@
+import BlobStream
 import Foundation
 
 extension InputStream {
-    /// Whether the stream says it ended: `.atEnd`, or — for a stream that keeps no status
-    /// (a plain subclass stays `.notOpen`) — no bytes available while it is neither closed nor
-    /// failed. FoundationNetworking ends a body on either, so both uploaders take the same
-    /// two as the end, and nothing else: a read of 0 from a stream that still says it has
-    /// bytes is no end.
+    /// Whether the stream says it ended: `.atEnd`, or — only for a stream that keeps no status
+    /// (a plain subclass stays `.notOpen` throughout) — no bytes available. FoundationNetworking
+    /// ends a body on either. A stream that keeps its status is never taken to have ended by
+    /// having no bytes: an asynchronous ``BlobInputStream`` has none while it opens or waits
+    /// for its source, and a body it was cut off at would look whole.
     var saysItEnded: Bool {
         switch streamStatus {
         case .atEnd: return true
-        case .closed, .error: return false
-        default: return !hasBytesAvailable
+        case .notOpen: return !(self is any PositionedInputStream) && !hasBytesAvailable
+        default: return false
         }
     }
 }
