@@ -14,7 +14,9 @@ final class ProgressBar {
 
     init(console: Console, label: String) {
         self.console = console
-        self.label = label
+        // Hidden before the label is shortened: a cut that drops `scheme://` would leave the
+        // rest of a password where nothing recognises it any more.
+        self.label = PasswordRedaction.hidingPasswords(in: label)
     }
 
     /// Redraws for `progress`, with the rate and, when the total is known, the time left; at
