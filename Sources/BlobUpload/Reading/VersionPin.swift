@@ -35,7 +35,11 @@ final class VersionPin: Sendable {
             if pinned == nil { pinned = description.identity }
             return pinned
         }
-        guard let pinned, pinned != description.identity else { return nil }
+        guard let pinned, pinned != description.identity else {
+            // Matched: from now on a change is one seen in this run, and says so.
+            recorded.store(false, ordering: .relaxed)
+            return nil
+        }
         let now = description.identity.map { "\"\($0)\"" } ?? "unknown"
         guard !recorded.load(ordering: .relaxed) else {
             // A file's version names its device, inode and status-change time too: a copy, a
