@@ -87,7 +87,7 @@ enum UploadCommand: Command {
             if let uploadURL, !resumable {
                 console.error("\(sourceName): upload \(what); \(uploadURL) is incomplete, and input read once cannot continue it")
             } else if let uploadURL {
-                console.error("\(sourceName): upload \(what); continue with --resume \(uploadURL)")
+                console.error("\(sourceName): upload \(what); continue with \(resumeHint(uploadURL))")
             } else {
                 console.error("\(sourceName): upload \(what) before the server created an upload; nothing to resume")
             }
@@ -109,8 +109,16 @@ enum UploadCommand: Command {
     /// `--resume` only where it can finish the upload soundly, a new upload where the bytes on
     /// the server are of another version of the source, and nothing where the message says
     /// enough (an upload that is gone, a source that does not match it).
+    /// `--resume URL`; for a URL with a password, which standard error hides, a pointer to the
+    /// first line of standard output, which has it whole.
+    static func resumeHint(_ uploadURL: String) -> String {
+        URL(string: uploadURL)?.password != nil
+            ? "--resume and the upload URL printed first on standard output"
+            : "--resume \(uploadURL)"
+    }
+
     static func advice(after error: BlobUploadError, uploadURL: String) -> String {
-        if isResumable(error) { return " (continue with --resume \(uploadURL))" }
+        if isResumable(error) { return " (continue with \(resumeHint(uploadURL)))" }
         if isSourceChange(error) {
             return " (start a new upload: the source is not, or cannot be confirmed to be, the version the upload "
                 + "started with, so the bytes \(uploadURL) has may be of another one)"
