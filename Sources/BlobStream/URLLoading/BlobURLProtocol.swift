@@ -27,8 +27,10 @@ import FoundationNetworking
 /// protocols call it; see ``ProtocolClientGate``), never after `stopLoading`. No thread waits
 /// for a source.
 public final class BlobURLProtocol: URLProtocol {
-    /// Serial, on a global (not overcommitting) queue: many requests share a few threads.
-    private let queue = DispatchQueue(label: "BlobURLProtocol", target: .global(qos: .userInitiated))
+    /// Serial, on the library's shared work queues (``SharedWorkQueues``): many requests share
+    /// a few threads, and none of them is a thread of Dispatch's global pool, which Swift's
+    /// tasks use on Linux and an app's blocked tasks could stall.
+    private let queue = DispatchQueue(label: "BlobURLProtocol", target: SharedWorkQueues.next())
     private static let wholeBodyLimit = Mutex<Int64>(1 << 30)
 
     /// The largest body a completion-handler or `async` data task is given (1 GiB unless set):
