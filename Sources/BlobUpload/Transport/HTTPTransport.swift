@@ -269,17 +269,12 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        // FoundationNetworking builds the new request from the target's `path`, which drops a
-        // trailing slash (`/v2/files/` became `/v2/files`): the request goes where the Location
-        // says, resolved against the URL that answered, as on the socket transport.
-        let named = response.value(forHTTPHeaderField: "Location")
-            .flatMap { URL(string: $0, relativeTo: response.url ?? call.url)?.absoluteURL } ?? request.url
-        let location = named?.absoluteString
+        // Where the Location says, as on the socket transport (see `redirected(as:)`).
+        let redirected = request.redirected(as: response)
+        let location = redirected.url?.absoluteString
         if refuses {
             call.refusedRedirect(.body(status: response.statusCode, location: location))
-        } else if let target = named, URLOrigin(target) == URLOrigin(call.url) {
-            var redirected = request
-            redirected.url = target
+        } else if let target = redirected.url, URLOrigin(target) == URLOrigin(call.url) {
             return completionHandler(redirected)
         } else {
             // FoundationNetworking would send every header field of the request along.

@@ -59,15 +59,7 @@ final class URLSessionTransferRouter: NSObject, URLSessionDataDelegate, Sendable
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        // FoundationNetworking builds the new request from the target's path, which drops a
-        // trailing slash (`/v2/blob/` became `/v2/blob`, another resource): the request goes
-        // where the Location says, resolved against the URL that answered.
-        var proposed = request
-        if let named = response.value(forHTTPHeaderField: "Location")
-            .flatMap({ URL(string: $0, relativeTo: response.url ?? request.url)?.absoluteURL }) {
-            proposed.url = named
-        }
-        completionHandler(transfer(for: task)?.redirect(to: proposed))
+        completionHandler(transfer(for: task)?.redirect(to: request.redirected(as: response)))
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

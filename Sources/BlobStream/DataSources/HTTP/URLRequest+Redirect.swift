@@ -1,0 +1,21 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension URLRequest {
+    /// The request FoundationNetworking proposes for the redirect `response`, sent where the
+    /// answer's `Location` says, resolved against the URL that answered.
+    ///
+    /// Why: FoundationNetworking builds the proposed request from the target's `path`, which
+    /// drops a trailing slash (`/v2/blob/` became `/v2/blob`, another resource). The HTTP
+    /// source and the upload transport both follow redirects through URLSession, so both take
+    /// the target from here.
+    package func redirected(as response: HTTPURLResponse) -> URLRequest {
+        guard let named = response.value(forHTTPHeaderField: "Location")
+            .flatMap({ URL(string: $0, relativeTo: response.url ?? url)?.absoluteURL }) else { return self }
+        var request = self
+        request.url = named
+        return request
+    }
+}
