@@ -104,7 +104,7 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
         let subject = dataTask.originalRequest?.url?.absoluteString ?? "?"
         let http = response as? HTTPURLResponse
         if let http, !(200..<300).contains(http.statusCode) {
-            let total = Self.head(of: http).unsatisfiedRangeTotal
+            let total = HTTPResponseHead(http).unsatisfiedRangeTotal
             let detail = http.statusCode == 416
                 ? "the range is not satisfiable (length \(total.map(String.init) ?? "unknown"))"
                 : ErrorPresenter.statusLine(http.statusCode)
@@ -123,7 +123,7 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
             let status = response.map { "status \($0.statusCode)" } ?? "a response without a status"
             return "the server ignored the range \(requested.text) (\(status), not 206 Partial Content)"
         }
-        let head = head(of: response)
+        let head = HTTPResponseHead(response)
         guard let sent = head.contentRange else {
             return "the 206 answer to the range \(requested.text) has no valid Content-Range (\(head["content-range"] ?? "none"))"
         }
@@ -143,13 +143,6 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
         return nil
     }
 
-    /// `response`'s status and fields as the package's HTTP/1.1 parser reads them.
-    private static func head(of response: HTTPURLResponse) -> HTTPResponseHead {
-        HTTPResponseHead(statusCode: response.statusCode, fields: response.allHeaderFields.compactMap { name, value in
-            (name as? String).map { ($0, "\(value)") }
-        })
-    }
-
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard lock.withLock({ if case .success = outcome { return true } else { return false } }) else { return }
         if let failure = data.withUnsafeBytes({ FileDescriptor.standardOutput.writeAll($0) }) {
@@ -164,7 +157,8 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
             if let typed = error as? BlobStreamError {
                 outcome = .failure(ErrorPresenter.message(typed, subject: subject))
             } else {
-                outcome = .failure("\(subject): \(error.localizedDescription)")
+                // Worded as every other command words it (a refused connection included).
+                outcome = .failure(ErrorPresenter.message(.network(url: subject, reason: error.localizedDescription), subject: subject))
             }
         }
         done.signal()

@@ -95,8 +95,12 @@ enum S3CopyCommand: Command {
                 return status
             }
             var message = S3Support.message(error, subject: sourceName)
-            if let uploadID, !message.contains(uploadID), Self.isResumable(error) {
-                message += " (continue with --resume \(uploadID))"
+            if let uploadID, !message.contains(uploadID) {
+                // Not resumable: the parts stay on the server (and cost storage) until the upload
+                // is aborted, so it is still named, with how to delete it.
+                message += Self.isResumable(error)
+                    ? " (continue with --resume \(uploadID))"
+                    : " (upload \(uploadID) is left on the server; delete it with blobstream s3 abort s3://\(bucket)/\(key) \(uploadID))"
             }
             throw .runtime(message)
         }

@@ -105,18 +105,18 @@ enum UploadCommand: Command {
         }
     }
 
-    /// What to do with the upload at `uploadURL` after `error`, as a parenthesis to append:
-    /// `--resume` only where it can finish the upload soundly, a new upload where the bytes on
-    /// the server are of another version of the source, and nothing where the message says
-    /// enough (an upload that is gone, a source that does not match it).
     /// `--resume URL`; for a URL with a password, which standard error hides, a pointer to the
     /// first line of standard output, which has it whole.
-    static func resumeHint(_ uploadURL: String) -> String {
+    private static func resumeHint(_ uploadURL: String) -> String {
         URL(string: uploadURL)?.password != nil
             ? "--resume and the upload URL printed first on standard output"
             : "--resume \(uploadURL)"
     }
 
+    /// What to do with the upload at `uploadURL` after `error`, as a parenthesis to append:
+    /// `--resume` only where it can finish the upload soundly, a new upload where the bytes on
+    /// the server are of another version of the source, and nothing where the message says
+    /// enough (an upload that is gone, a source that does not match it).
     static func advice(after error: BlobUploadError, uploadURL: String) -> String {
         if isResumable(error) { return " (continue with \(resumeHint(uploadURL)))" }
         if isSourceChange(error) {

@@ -78,10 +78,12 @@ import Testing
         let upload = try await blobstream(["upload", "/etc/hostname", url])
         let put = try await blobstream(["put", "/etc/hostname", url])
         let checksum = try await blobstream(["checksum", url])
+        let cat = try await blobstream(["cat", url])
         #expect(upload.standardError == "blobstream upload: /etc/hostname: " + expected, "a fresh upload fails at once, without retries")
         #expect(put.standardError == "blobstream put: /etc/hostname: " + expected)
         #expect(checksum.standardError == "blobstream checksum: " + expected)
-        #expect([upload.status, put.status, checksum.status] == [1, 1, 1])
+        #expect(cat.standardError == "blobstream cat: " + expected)
+        #expect([upload.status, put.status, checksum.status, cat.status] == [1, 1, 1, 1])
     }
 
     /// A resumed upload keeps retrying a refused connection (the server may be restarting), and

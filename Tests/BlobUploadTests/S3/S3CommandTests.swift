@@ -92,6 +92,7 @@ import Testing
         #expect(result.status == 1)
         #expect(result.standardError.contains("names no ETag"), "\(result.standardError)")
         #expect(!result.standardError.contains("--resume"), "\(result.standardError)")
+        #expect(result.standardError.contains("delete it with blobstream s3 abort s3://scripted-bucket/k UP-1"), "\(result.standardError)")
     }
 
     @Test func aServerThatIsNotThereFailsAtOnce() throws {

@@ -219,8 +219,9 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
 }
 
 extension HTTPResponseHead {
-    /// The head of a URLSession answer, so that both transports are held to the same checks.
-    init(_ response: HTTPURLResponse) {
+    /// The head of a URLSession answer, so that both transports (and `blobstream cat`) are held
+    /// to the same checks.
+    package init(_ response: HTTPURLResponse) {
         let fields = response.allHeaderFields.compactMap { name, value -> (String, String)? in
             guard let name = name as? String, let value = value as? String else { return nil }
             return (name, value)
