@@ -57,22 +57,13 @@ enum AsyncScenarios {
 
     /// `for try await` over 1 MiB chunks, from a task, counting the bytes.
     static func readChunks(_ path: String) throws -> Int {
-        let outcome = Shared<Result<Int, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do {
-                var total = 0
-                for try await chunk in try BlobChunks(url: URL(fileURLWithPath: path), chunkSize: 1 << 20) {
-                    total += chunk.count
-                }
-                outcome.withLock { $0 = .success(total) }
-            } catch {
-                outcome.withLock { $0 = .failure(error) }
+        try Measurement.runBlocking { () async throws -> Int in
+            var total = 0
+            for try await chunk in try BlobChunks(url: URL(fileURLWithPath: path), chunkSize: 1 << 20) {
+                total += chunk.count
             }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.withLock { $0! }.get()
+            return total
+        }.get()
     }
 
     /// 256 asynchronous streams, each over its own 1/256 of the file, read at once with their
@@ -111,7 +102,8 @@ enum AsyncScenarios {
     }
 }
 
-/// A value shared between threads, behind a lock.
+/// A value shared between threads, behind a lock (a `RunLoop` is not `Sendable`, which a
+/// `Mutex` in a class would need it to be here).
 private final class Shared<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value

@@ -115,26 +115,13 @@ private func readIntoData(_ stream: BlobInputStream, size: Int) -> Int {
 
 /// Loads `url` with `data(from:)` and returns the bytes received (0 on failure, said why).
 private func dataFrom(_ url: URL, in session: URLSession) -> Int {
-    let done = DispatchSemaphore(value: 0)
-    let count = LockedCount()
-    Task {
-        do {
-            count.set(try await session.data(from: url).0.count)
-        } catch {
-            FileHandle.standardError.write(Data("blob-bench: urlprotocol data(from:): \(error)\n".utf8))
-        }
-        done.signal()
+    switch Measurement.runBlocking({ () async throws -> Int in try await session.data(from: url).0.count }) {
+    case .success(let count):
+        return count
+    case .failure(let error):
+        FileHandle.standardError.write(Data("blob-bench: urlprotocol data(from:): \(error)\n".utf8))
+        return 0
     }
-    done.wait()
-    return count.value
-}
-
-/// A count set from another thread.
-private final class LockedCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    var value: Int { lock.withLock { count } }
-    func set(_ value: Int) { lock.withLock { count = value } }
 }
 
 /// A session delegate that counts a data task's bytes and chunks and keeps none of them.
