@@ -19,13 +19,23 @@ extension HTTP1Connection {
             }
         } catch {
             guard case .network = error,
-                  var answer = try? readAnswer(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit),
-                  answer.head.statusCode >= 300 else {
+                  let refusal = earlyRefusal(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit) else {
                 throw error
             }
-            answer.reusable = false
-            return answer
+            return refusal
         }
         return try readAnswer(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit)
+    }
+
+    /// The answer a server sent before the whole request went out, if it is a refusal (3xx and
+    /// up), never reusable; `nil` for none, or for a success, which cannot confirm a body the
+    /// server had not seen the end of. The one rule for every sender that stops early.
+    package func earlyRefusal(
+        method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
+    ) -> HTTP1Answer? {
+        guard var answer = try? readAnswer(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit),
+              answer.head.statusCode >= 300 else { return nil }
+        answer.reusable = false
+        return answer
     }
 }

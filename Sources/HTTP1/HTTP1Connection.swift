@@ -84,6 +84,10 @@ package final class HTTP1Connection: Sendable {
     /// The addresses of `host`, waited for until `deadline` or a cancellation (see
     /// ``HostLookup``); the caller frees them.
     private func lookUp(_ host: String, port: Int, until deadline: DispatchTime) throws(HTTP1Error) -> HostLookup.Addresses {
+        // An address needs no resolver, no thread and no pipe: most connections here.
+        if case .success(let addresses) = HostLookup.getAddresses(host: host, service: String(port), numericOnly: true) {
+            return addresses
+        }
         guard let lookup = HostLookup(host: host, port: port) else {
             throw .network(reason: "cannot create the pipe of a host lookup", cause: .unresolved)
         }

@@ -80,14 +80,13 @@ extension SocketHTTPTransport {
             // A server may answer before it read the whole body (413, 401) and close the
             // connection, which breaks the send: its answer says more than the broken pipe.
             if error.mayHaveAnswer,
-               let early = try? connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) {
-                // Only a refusal is news here: a 2xx before the last chunk cannot confirm a
-                // body the server had not seen the end of, whatever the stream has read.
-                guard early.head.statusCode >= 300 else {
-                    return .failure(.bodyIncomplete(
-                        method: method, url: url.absoluteString, bytesSent: error.bytesSent, expectedLength: expectedLength))
-                }
-                return reply(to: early, method: method, url: url)
+               let refusal = connection.earlyRefusal(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) {
+                return reply(to: refusal, method: method, url: url)
+            }
+            // An answer began before the last chunk, and it is no refusal: nothing confirms the
+            // body, whatever the stream has read.
+            if case .answeredEarly(let sent) = error {
+                return .failure(.bodyIncomplete(method: method, url: url.absoluteString, bytesSent: sent, expectedLength: expectedLength))
             }
             return .failure(error.error(method: method, url: url))
         }
@@ -169,14 +168,6 @@ private enum BodyStop: Error {
     case answeredEarly(sent: Int64)
     /// The stream's read gave no bytes although it is not at its end (it says it has bytes).
     case noEnd(sent: Int64, status: Stream.Status)
-
-    /// The payload bytes sent before the stop, where known.
-    var bytesSent: Int64? {
-        switch self {
-        case .answeredEarly(let sent), .noEnd(let sent, _), .length(let sent, _): sent
-        default: nil
-        }
-    }
 
     /// Whether the server may have answered: it broke the connection, or began an answer.
     var mayHaveAnswer: Bool {
