@@ -172,12 +172,11 @@ final class S3PartUploader: @unchecked Sendable {
     /// neither (an ETag that is no MD5, under SSE-KMS, and no checksum) is sent again.
     static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests) -> Bool {
         if let checksum = listed.checksum, checksum != digests.checksum.base64 { return false }
-        let tag = listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
-        guard tag.count == 32, tag.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard let tagged = ChecksumDigest(algorithm: .md5, hex: listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else {
             return listed.checksum != nil
         }
         guard let md5 = digests.md5 else { return false }
-        return tag == md5.hex
+        return tagged.bytes == md5.bytes
     }
 
     private func send(_ part: S3PartPlan, body: UnsafeRawBufferPointer, digests: S3PartDigests) throws(S3Error) -> String {

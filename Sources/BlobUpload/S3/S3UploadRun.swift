@@ -263,8 +263,10 @@ struct S3UploadRun {
     private func completedEarlier(_ parts: [S3CompletedPart], length: Int64) throws(S3Error) -> String? {
         var md5 = MD5()
         for part in parts {
-            guard let bytes = Self.md5Bytes(ofETag: part.eTag) else { return nil }
-            bytes.withUnsafeBytes { md5.update($0) }
+            guard let partMD5 = ChecksumDigest(algorithm: .md5, hex: part.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else {
+                return nil
+            }
+            partMD5.bytes.withUnsafeBytes { md5.update($0) }
         }
         let expected = "\"\(md5.finalize().hex)-\(parts.count)\""
         let call = S3Call(operation: "HeadObject", method: "HEAD", key: key)
@@ -277,17 +279,5 @@ struct S3UploadRun {
         guard answer.statusCode == 200, answer.head.fields["etag"] == expected,
               answer.head.fields["content-length"].flatMap(Int64.init) == length else { return nil }
         return expected
-    }
-
-    /// The 16 bytes of an ETag that is a quoted MD5 in hexadecimal.
-    private static func md5Bytes(ofETag eTag: String) -> [UInt8]? {
-        let hex = Array(eTag.utf8.filter { $0 != UInt8(ascii: "\"") })
-        guard hex.count == 32 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 32, by: 2) {
-            guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
     }
 }

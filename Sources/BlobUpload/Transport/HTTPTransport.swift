@@ -28,6 +28,14 @@ struct HTTPReply: Sendable {
     func statusError() -> BlobUploadError {
         .httpStatus(method: method, url: url.absoluteString, statusCode: statusCode, message: message)
     }
+
+    /// The refusal of this answer when it redirects a request whose body cannot be sent again,
+    /// naming where it pointed; `nil` for an answer that is no redirect.
+    func redirectRefusal() -> BlobUploadError? {
+        guard (300..<400).contains(statusCode) else { return nil }
+        let location = header("location").flatMap { URL(string: $0, relativeTo: url)?.absoluteString }
+        return .redirectRefused(method: method, url: url.absoluteString, statusCode: statusCode, location: location)
+    }
 }
 
 /// What a request carries.

@@ -100,11 +100,7 @@ extension SocketHTTPTransport {
     private func reply(to answer: HTTP1Answer, method: String, url: URL) -> Result<HTTPReply, BlobUploadError> {
         let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                               headers: answer.head.fields, body: Data(answer.body))
-        if (300..<400).contains(reply.statusCode) {
-            let location = reply.header("location").flatMap { URL(string: $0, relativeTo: url)?.absoluteString }
-            return .failure(.redirectRefused(method: method, url: url.absoluteString, statusCode: reply.statusCode, location: location))
-        }
-        return .success(reply)
+        return reply.redirectRefusal().map { .failure($0) } ?? .success(reply)
     }
 
     /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the

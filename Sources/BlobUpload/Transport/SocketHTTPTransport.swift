@@ -114,10 +114,8 @@ final class SocketHTTPTransport: Sendable {
                 }
                 let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                                       headers: answer.head.fields, body: Data(answer.body))
-                if (300..<400).contains(reply.statusCode), let body, !body.isEmpty {
-                    let location = reply.header("location").flatMap { URL(string: $0, relativeTo: url)?.absoluteString }
-                    return .failure(.redirectRefused(
-                        method: method, url: url.absoluteString, statusCode: reply.statusCode, location: location))
+                if let body, !body.isEmpty, let refusal = reply.redirectRefusal() {
+                    return .failure(refusal)
                 }
                 return .success(reply)
             } catch {
