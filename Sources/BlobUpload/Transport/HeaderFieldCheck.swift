@@ -25,13 +25,6 @@ enum HeaderFieldCheck {
         }
     }
 
-    /// The head of `request`, whose fields were set without a check (`URLRequest` keeps a
-    /// name that is not a token), checked now.
-    static func requestHead(of request: URLRequest) throws(BlobUploadError) -> HTTPRequestHead {
-        try head(method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
-                 fields: request.allHTTPHeaderFields ?? [:])
-    }
-
     /// The error for an unusable field.
     static func error(_ failure: HTTPFieldCheck.Failure) -> BlobUploadError {
         error(name: failure.name, problem: failure.problem)

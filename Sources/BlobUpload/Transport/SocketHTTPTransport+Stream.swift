@@ -124,7 +124,7 @@ extension SocketHTTPTransport {
             if sent > 0, connection.hasInput { throw .answeredEarly(sent: sent) }
             let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
             if call.isCancelled { throw .transfer(.cancelled) }
-            if count < 0 || stream.streamStatus == .error { throw .streamFailed }
+            if count < 0 || stream.streamStatus == .error { throw .streamFailed(sent: sent) }
             if count == 0 {
                 // Only the end may end the body: a 0 from a stream that still says it has bytes
                 // would send the last chunk of a short body (the expected length, when given,
@@ -156,8 +156,8 @@ extension SocketHTTPTransport {
 private enum BodyStop: Error {
     /// The connection failed or was cancelled.
     case transfer(HTTP1Error)
-    /// The stream reported an error; the stream's own error says which.
-    case streamFailed
+    /// The stream reported an error after `sent` bytes; the stream's own error says which.
+    case streamFailed(sent: Int64)
     /// The stream yielded another length than expected.
     case length(sent: Int64, expected: Int64)
     /// The server began to answer (or closed) before the whole body was sent.
@@ -177,8 +177,11 @@ private enum BodyStop: Error {
         switch self {
         case .transfer(let error):
             SocketHTTPTransport.uploadError(error, method: method, url: url, connecting: false)
-        case .streamFailed:
-            .network(method: method, url: url.absoluteString, reason: "the body stream failed; the body was not completed", code: nil)
+        case .streamFailed(let sent):
+            // The uploader reports the stream's own error instead when it has one.
+            .source(.sourceFailed(
+                resource: "body of \(url.absoluteString)",
+                reason: "a read failed after \(sent) bytes; the body was not completed"))
         case .noEnd(let sent, let status):
             .source(.sourceFailed(
                 resource: "body of \(url.absoluteString)",
