@@ -24,8 +24,10 @@ extension TusUpload {
         return capabilities
     }
 
-    func check(_ length: Int64, against capabilities: TusServerCapabilities) throws(BlobUploadError) {
-        if let maxSize = capabilities.maxSize, length > maxSize {
+    /// Refuses a length past the server's `Tus-Max-Size`: a known one before the upload is
+    /// created, live data's as it grows.
+    func checkMaxSize(_ length: Int64) throws(BlobUploadError) {
+        if let maxSize, length > maxSize {
             throw .tooLarge(endpoint: client.endpoint.absoluteString, length: length, maxSize: maxSize)
         }
     }

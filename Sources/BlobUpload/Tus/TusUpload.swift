@@ -28,7 +28,7 @@ final class TusUpload {
     /// bytes it never received.
     var sentEnd: Int64 = 0
     var checksumAlgorithm: ChecksumAlgorithm?
-    /// The server's `Tus-Max-Size`, against which live data is checked as it grows.
+    /// The server's `Tus-Max-Size` (``checkMaxSize(_:)``).
     var maxSize: Int64?
     /// Whether `OPTIONS` answered with `Tus-Version`, as a tus server must.
     var optionsShowedTus = false
@@ -74,7 +74,7 @@ final class TusUpload {
         } else {
             let length = try await reader.start(at: 0)
             self.length = length
-            try check(length, against: capabilities)
+            try checkMaxSize(length)
             try await createUpload()
         }
         startOffset = offset
@@ -111,9 +111,7 @@ final class TusUpload {
             body = await hook(offset, body)
         }
         let end = offset + Int64(body.count)
-        if source.isLive, let maxSize, end > maxSize {
-            throw .tooLarge(endpoint: client.endpoint.absoluteString, length: end, maxSize: maxSize)
-        }
+        if source.isLive { try checkMaxSize(end) }
         bytesSent += Int64(body.count)
         sentEnd = max(sentEnd, end)
         // The deferred length goes with the body that ends there: what the server was told is
