@@ -23,6 +23,11 @@ import Synchronization
 /// - A file that shrinks while it is read fails with
 ///   ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` when a read finds no
 ///   bytes; bytes appended after the open are not read, and the end check reports the growth.
+/// - A size is trusted only once a read confirms it (README, "Sizes that lie"): a file whose
+///   status says 0 bytes but that has some (`/proc`, `/sys` and other pseudo files) is read as
+///   a blob of unknown length, to the end a read finds, as `sha256sum` reads it; a file with
+///   bytes past a non-zero size fails at its announced end with
+///   ``BlobStreamError/lengthExceeded(resource:length:)``, never a short success.
 /// - A file replaced by another (a rename over its path) is read to the end of the version that
 ///   was opened, because the descriptor keeps it alive: one whole version, no error.
 /// - A FIFO, socket or device is refused at once with
@@ -36,24 +41,53 @@ public final class FileDataSource: BlobDataSource {
 
     /// The path of the file.
     public let path: String
-    private let opened = Mutex<OpenedFile?>(nil)
+    private let opened = Mutex<Handle?>(nil)
+    /// What every `fstat` of this source goes through: the identity but in tests, which stand
+    /// in a filesystem whose sizes lie.
+    private let statusSeen: @Sendable (stat) -> stat
+
+    /// An open file and the length announced for it: its size, or `nil` for a size that a
+    /// read contradicted at the open.
+    private struct Handle {
+        let file: OpenedFile
+        let status: stat
+        let length: Int64?
+    }
 
     /// Creates a source for the file at `path`. Nothing is opened until the stream opens it.
     public init(path: String) {
         self.path = path
+        self.statusSeen = { $0 }
+    }
+
+    /// A source that sees every status of the file through `statusSeen` (test seam: a
+    /// filesystem whose sizes lie).
+    init(path: String, statusSeen: @escaping @Sendable (stat) -> stat) {
+        self.path = path
+        self.statusSeen = statusSeen
     }
 
     /// The path of the file.
     public var resourceName: String { path }
 
     /// Opens the file without blocking and reports its length and version, or why it cannot be
-    /// read (missing, a directory, a FIFO or other special file, no permission).
+    /// read (missing, a directory, a FIFO or other special file, no permission). A size of 0
+    /// is confirmed with a one-byte read; a file that has bytes after all is announced with an
+    /// unknown length.
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         close()
         switch OpenedFile.open(path) {
         case .success(let file):
-            opened.withLock { $0 = file }
-            completion(.success(BlobSourceDescription(length: Int64(file.status.st_size), identity: file.status.versionToken)))
+            let status = statusSeen(file.status)
+            var length: Int64? = Int64(status.st_size)
+            if length == 0 {
+                switch file.hasBytes(at: 0) {
+                case .success(let more): if more { length = nil }
+                case .failure(let error): return completion(.failure(.system(resource: path, operation: "pread", offset: 0, errno: error.rawValue)))
+                }
+            }
+            opened.withLock { $0 = Handle(file: file, status: status, length: length) }
+            completion(.success(BlobSourceDescription(length: length, identity: status.versionToken)))
         case .failure(.isDirectory):
             completion(.failure(.isDirectory(path: path)))
         case .failure(.notRegularFile(let kind)):
@@ -73,45 +107,73 @@ public final class FileDataSource: BlobDataSource {
 
     /// Reads with one `pread`, and compares the file's status with the open's whenever the read
     /// reaches a multiple of ``identityCheckInterval`` or the end of the file, so even the last
-    /// bytes of a file rewritten meanwhile are not delivered. Never answers
-    /// ``BlobSourceReadResult/wouldBlock``: local reads are immediate.
+    /// bytes of a file rewritten meanwhile are not delivered; at the announced end it also
+    /// confirms that no byte follows. Never answers ``BlobSourceReadResult/wouldBlock``: local
+    /// reads are immediate.
     public func read(
         into buffer: UnsafeMutableRawBufferPointer,
         at offset: Int64,
         whenReadable: @escaping @Sendable () -> Void
     ) -> BlobSourceReadResult {
-        guard let file = opened.withLock({ $0 }) else { return .failed(.notOpen) }
-        let length = Int64(file.status.st_size)
-        if offset >= length { return .end }
+        guard let handle = opened.withLock({ $0 }) else { return .failed(.notOpen) }
+        guard let length = handle.length else { return readToTheEnd(handle, into: buffer, at: offset) }
+        if offset >= length { return verifyEnd(of: handle, at: offset).map { .failed($0) } ?? .end }
         let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(min(Int64(buffer.count), length - offset))))
-        switch file.descriptor.pread(into: wanted, at: offset) {
+        switch handle.file.descriptor.pread(into: wanted, at: offset) {
         case .success(0):
             return .failed(.unexpectedEnd(resource: path, offset: offset, expectedLength: length))
         case .success(let count):
             let end = offset + Int64(count), interval = Self.identityCheckInterval
-            if end == length || end / interval > offset / interval, let error = change(of: file, at: offset) {
-                return .failed(error)
-            }
+            let error = end == length ? verifyEnd(of: handle, at: end)
+                : end / interval > offset / interval ? change(of: handle, at: offset) : nil
+            return error.map { .failed($0) } ?? .read(count)
+        case .failure(let error):
+            return .failed(.system(resource: path, operation: "pread", offset: offset, errno: error.rawValue))
+        }
+    }
+
+    /// A read of a file whose size was contradicted: to the end that a read finds.
+    private func readToTheEnd(_ handle: Handle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> BlobSourceReadResult {
+        switch handle.file.descriptor.pread(into: buffer, at: offset) {
+        case .success(0):
+            return .end
+        case .success(let count):
+            let interval = Self.identityCheckInterval
+            if (offset + Int64(count)) / interval > offset / interval, let error = change(of: handle, at: offset) { return .failed(error) }
             return .read(count)
         case .failure(let error):
             return .failed(.system(resource: path, operation: "pread", offset: offset, errno: error.rawValue))
         }
     }
 
-    /// Compares the descriptor's status (one `fstat`) with the open's: a different size,
+    /// Compares the descriptor's status (one `fstat`) with the open's, and confirms that no
+    /// byte follows the announced length (one `pread` of a byte): a different size,
     /// modification time or status-change time is
-    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)`` naming what changed.
+    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)`` naming what changed; bytes
+    /// past the length are ``BlobStreamError/lengthExceeded(resource:length:)``.
     public func confirmUnchanged(at offset: Int64) -> BlobStreamError? {
-        guard let file = opened.withLock({ $0 }) else { return nil }
-        return change(of: file, at: offset)
+        guard let handle = opened.withLock({ $0 }) else { return nil }
+        return verifyEnd(of: handle, at: offset)
     }
 
-    private func change(of file: OpenedFile, at offset: Int64) -> BlobStreamError? {
-        switch file.descriptor.status() {
+    /// The end check: the version first (a writer that appended changed the size, which says
+    /// more than "bytes follow"), then a read at the announced end, which must find none.
+    private func verifyEnd(of handle: Handle, at offset: Int64) -> BlobStreamError? {
+        if let error = change(of: handle, at: offset) { return error }
+        guard let length = handle.length else { return nil }
+        switch handle.file.hasBytes(at: length) {
+        case .success(false): return nil
+        case .success(true): return .lengthExceeded(resource: path, length: length)
+        case .failure(let error): return .system(resource: path, operation: "pread", offset: length, errno: error.rawValue)
+        }
+    }
+
+    private func change(of handle: Handle, at offset: Int64) -> BlobStreamError? {
+        switch handle.file.descriptor.status() {
         case .failure(let error):
             return .system(resource: path, operation: "fstat", offset: offset, errno: error.rawValue)
         case .success(let now):
-            return now.change(since: file.status).map { .sourceChanged(resource: path, offset: offset, reason: $0) }
+            return statusSeen(now).change(since: handle.status).map { .sourceChanged(resource: path, offset: offset, reason: $0) }
         }
     }
 

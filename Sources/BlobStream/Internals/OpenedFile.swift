@@ -47,6 +47,15 @@ struct OpenedFile: Sendable {
     }
 }
 
+extension OpenedFile {
+    /// Whether a read at `offset` finds at least one byte (a one-byte `pread`): how a source
+    /// confirms that a file ends where its size says (README, "Sizes that lie").
+    func hasBytes(at offset: Int64) -> Result<Bool, Errno> {
+        var byte: UInt8 = 0
+        return withUnsafeMutableBytes(of: &byte) { descriptor.pread(into: $0, at: offset) }.map { $0 > 0 }
+    }
+}
+
 /// Why ``OpenedFile/open(_:followFinalLink:)`` gave no descriptor.
 enum RegularFileOpenError: Error, Equatable {
     /// `operation` (`open`, `fstat`, `fcntl`) failed with `errno`.

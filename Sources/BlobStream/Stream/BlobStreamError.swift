@@ -57,6 +57,10 @@ public enum BlobStreamError: Error, Sendable, Hashable {
     /// `path` names something that is not a regular file (a FIFO, a socket, a device), which
     /// cannot be read at any offset; `kind` says what it is.
     case notRegularFile(path: String, kind: String)
+    /// `resource` holds bytes past the `length` it announced when it opened: a size that lags
+    /// the content (a pseudo, network or FUSE filesystem, a writer still appending). Delivering
+    /// the announced length would be a silently short blob.
+    case lengthExceeded(resource: String, length: Int64)
 }
 
 extension BlobStreamError: CustomStringConvertible {
@@ -109,6 +113,10 @@ extension BlobStreamError: CustomStringConvertible {
             return "\(url): the server broke the HTTP protocol: \(reason)"
         case .notRegularFile(let path, let kind):
             return "\(path): is a \(kind), not a regular file; only regular files can be read at any offset"
+        case .lengthExceeded(let resource, let length):
+            return "\(resource): holds more bytes than the \(length) its size announced (the data goes on at offset \(length)); "
+                + "its size cannot be trusted (a pseudo, network or FUSE filesystem, or a writer still appending): "
+                + "read it as a stream of unknown length, through a pipe, or once the writer is done"
         }
     }
 }
@@ -145,6 +153,7 @@ extension BlobStreamError: CustomNSError {
         case .sourceFailed: return 18
         case .protocolViolation: return 19
         case .notRegularFile: return 20
+        case .lengthExceeded: return 21
         }
     }
 

@@ -15,7 +15,7 @@ import Synchronization
 ///   bytes did not change); otherwise it fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, never mixing versions.
 /// - Before the stream reports the end, ``confirmUnchanged(at:)`` asks the representation
-///   whether its version changed after the last read.
+///   whether its version changed after the last read, and whether bytes follow its size.
 /// - An asset that vanished fails the open with ``BlobStreamError/notFound(resource:)`` naming
 ///   ``resourceName`` (`asset://?id=…`).
 /// - ``reasonWaitingWouldDeadlock()`` reports when the calling thread is the store's declared
@@ -140,13 +140,21 @@ public final class AssetDataSource: BlobDataSource {
     }
 
     /// Asks the representation whether its bytes are still the version it was resolved as
-    /// (``AssetRepresentation/changeSinceResolved()``); a change is
-    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``, so an asset rewritten after
-    /// the last read never ends in a success.
+    /// (``AssetRepresentation/changeSinceResolved()``), then whether bytes follow its size
+    /// (``AssetRepresentation/hasBytesPastSize()``): a change is
+    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)`` and bytes past the size
+    /// ``BlobStreamError/lengthExceeded(resource:length:)``, so an asset rewritten after the
+    /// last read, or longer than it said, never ends in a success.
     public func confirmUnchanged(at offset: Int64) -> BlobStreamError? {
-        guard let representation = state.withLock({ $0.representation }),
-              let reason = representation.changeSinceResolved() else { return nil }
-        return .sourceChanged(resource: resourceName, offset: offset, reason: reason)
+        guard let representation = state.withLock({ $0.representation }) else { return nil }
+        if let reason = representation.changeSinceResolved() {
+            return .sourceChanged(resource: resourceName, offset: offset, reason: reason)
+        }
+        do {
+            return try representation.hasBytesPastSize() ? .lengthExceeded(resource: resourceName, length: representation.size) : nil
+        } catch {
+            return error
+        }
     }
 
     /// Drops the representation (releasing what it holds) and any open still waiting for the

@@ -51,6 +51,14 @@ public protocol AssetRepresentation: AnyObject, Sendable {
     /// - Returns: `nil` when the version is unchanged or the representation cannot tell;
     ///   otherwise what changed, in words.
     func changeSinceResolved() -> String?
+
+    /// Whether the asset has bytes past ``size``: a size that lags the content, which a stream
+    /// would otherwise deliver silently short. ``AssetDataSource`` asks once it has read the
+    /// last byte and before the stream reports the end, and fails with
+    /// ``BlobStreamError/lengthExceeded(resource:length:)`` on `true`.
+    /// - Returns: `false` when nothing follows or the representation cannot tell (the default).
+    /// - Throws: Why the check itself failed (a read error).
+    func hasBytesPastSize() throws(BlobStreamError) -> Bool
 }
 
 extension AssetRepresentation {
@@ -59,6 +67,9 @@ extension AssetRepresentation {
 
     /// `nil`: by default a representation has no check beyond its reads.
     public func changeSinceResolved() -> String? { nil }
+
+    /// `false`: by default a representation's size is taken as its end.
+    public func hasBytesPastSize() throws(BlobStreamError) -> Bool { false }
 }
 
 /// A library of assets addressed by identifier — a photo gallery, a folder of imported files —

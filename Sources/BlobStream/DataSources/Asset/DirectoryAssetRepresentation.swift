@@ -51,6 +51,14 @@ final class DirectoryAssetRepresentation: AssetRepresentation {
         }
     }
 
+    /// One `pread` of a byte at ``size``, which must find none.
+    func hasBytesPastSize() throws(BlobStreamError) -> Bool {
+        switch file.hasBytes(at: size) {
+        case .success(let more): return more
+        case .failure(let error): throw .system(resource: path, operation: "pread", offset: size, errno: error.rawValue)
+        }
+    }
+
     private func goStale() -> AssetReadResult {
         stale.store(true, ordering: .relaxed)
         return .invalidated
