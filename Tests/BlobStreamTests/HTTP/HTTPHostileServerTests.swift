@@ -46,6 +46,16 @@ import Testing
         for word in words { #expect(reason.contains(word), "\(reason)", sourceLocation: sourceLocation) }
     }
 
+    @Test(arguments: ["HTTP/1.1 200 OK", "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-59999/60000"])
+    func bodyLongerThanItsHeadSaysIsRefused(status: String) async throws {
+        // The blob has 100,000 bytes but the head announces 60,000: delivering those would be a
+        // silently short blob. (FoundationNetworking drops such bytes unseen: only the socket
+        // transport can tell.)
+        let answer = Self.raw([status, "Content-Length: 60000", "Connection: close"], body: Self.bytes)
+        let (result, url) = try await Self.read(answer, transport: .automatic)
+        Self.expectViolation(result, url, mentioning: ["more bytes after the 60000 bytes of body"])
+    }
+
     @Test(arguments: transports)
     func transferCodingOtherThanChunkedIsRefused(transport: HTTPDataSource.Transport) async throws {
         // The body is the blob in chunked framing, but labelled gzip first: read as is, it would

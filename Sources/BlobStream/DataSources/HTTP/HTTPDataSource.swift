@@ -201,18 +201,21 @@ public final class HTTPDataSource: BlobDataSource {
                 if offset > length { return .failed(.invalidOffset(resource: resourceName, offset: offset, length: length)) }
                 if offset == length { return .end }
             }
-            if offset >= s.bufferStart && offset < s.frontier {
+            // The blob's last byte waits until its transfer has ended cleanly, so bytes past the
+            // declared end, or an end that breaks, fail the read instead of ending it.
+            let readable = s.frontier - (s.knownLength == s.frontier && !s.endOfData ? 1 : 0)
+            if offset >= s.bufferStart && offset < readable {
                 ring.discard(Int(offset - s.bufferStart))
-                let count = ring.read(into: buffer)
+                let count = ring.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(min(Int64(buffer.count), readable - offset)))))
                 s.bufferStart = offset + Int64(count)
                 releaseWriterIfRoom(&s, &effects)
                 resumeIfNeeded(&s, &effects)
                 return .read(count)
             }
-            if offset == s.frontier {
+            if offset == readable {
                 if s.endOfData { return .end }
                 if let failure = s.failure { return .failed(failure) }
-            } else {
+            } else if offset != s.frontier {
                 // A seek: what is buffered is not what the reader wants.
                 cancelTransfer(&s, &effects)
                 ring.removeAll()

@@ -113,10 +113,13 @@ final class SocketHTTPTransfer: HTTPTransfer {
             let run = min(space, pending.count)
             let input = UnsafeRawBufferPointer(rebasing: staging[pending.lowerBound..<pending.lowerBound + run])
             pending = pending.lowerBound + run..<pending.upperBound
-            let stopped = try attempt("reading the body", seconds: idleTimeout) { () throws(HTTP1Error) in
-                try decoder.decode(input) { sink?.transfer(id, didReceive: $0) == true }.stopped
+            let (consumed, stopped) = try attempt("reading the body", seconds: idleTimeout) { () throws(HTTP1Error) in
+                try decoder.decode(input) { sink?.transfer(id, didReceive: $0) == true }
             }
             if stopped { throw .quietly }
+            if decoder.isComplete, consumed < run || !pending.isEmpty {
+                throw .failure(.protocolViolation(reason: "the server sent more bytes after the \(decoder.payloadBytes) bytes of body its head declared"))
+            }
         }
     }
 
