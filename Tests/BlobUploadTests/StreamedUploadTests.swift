@@ -30,6 +30,22 @@ import Testing
         #expect(seen.all.last == TransferProgress(completedBytes: Int64(size), totalBytes: Int64(size)))
     }
 
+    @Test(arguments: Self.transports) func putsAPseudoFileOfSizeZeroWhole(transport: Transport) async throws {
+        // /proc/version announces 0 bytes but has some: an upload of "its size" would store an
+        // empty object (README, "Sizes that lie").
+        try TestServers.requireNginx()
+        let name = "put-\(UUID().uuidString).bin"
+        let stored = TestServers.uploadRoot + "/" + name
+        defer { TempFiles.remove(stored) }
+        let expected = try Data(contentsOf: URL(fileURLWithPath: "/proc/version"))
+        try #require(!expected.isEmpty)
+        let response = try await StreamedUploader(transport: transport).upload(
+            BlobInputStream(fileAtPath: "/proc/version"), to: TestServers.uploadURL.appendingPathComponent(name))
+        #expect((200..<300).contains(response.statusCode))
+        #expect(response.bytesSent == Int64(expected.count))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: stored)) == expected)
+    }
+
     @Test(arguments: Self.transports) func refusesA307ThatWouldResendTheBody(transport: Transport) async throws {
         try TestServers.requireNginx()
         let path = try makeRandomFile(size: 256 * 1024)
