@@ -52,6 +52,19 @@ import Testing
         Self.expect("\(error!)", names: ["S3 UploadPart", "S3 protocol", "redirect", "/scripted-bucket/k"], notNaming: ["tus"])
     }
 
+    /// An `UploadPart` that never gets an answer is S3's network failure, and says so.
+    @Test func anS3NetworkFailureNamesS3() async throws {
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]] + Array(repeating: [], count: 8))
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await S3ErrorTests.client(server).upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart)
+        }
+        guard case .retriesExhausted(_, _, "UP-1", 1, _, .transfer(.network("PUT", let url, _, _)))? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        Self.expect("\(error!)", names: ["last error: S3 PUT \(url): network error"], notNaming: ["tus"])
+    }
+
     /// A redirect of a single `PutObject` to another key names `PutObject`.
     @Test func anS3RedirectToAnotherPathNamesPutObject() async throws {
         let server = try ScriptedHTTPServer(connections: [
@@ -93,5 +106,29 @@ import Testing
             return
         }
         Self.expect("\(error!)", names: ["HTTP PUT \(target)", "HTTP protocol", "malformed status line"], notNaming: ["tus", "S3"])
+    }
+
+    /// An S3 upload whose HTTP source (nginx) answers 404 says the source's GET failed, not S3.
+    @Test func anHTTPSourceFailureInAnS3UploadNamesTheHTTPSource() async throws {
+        let missing = TestServers.nginxURL.appendingPathComponent("no-such-blob-\(UUID().uuidString).bin")
+        let server = try ScriptedHTTPServer(connections: [])
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await S3ErrorTests.client(server).upload(try UploadSource.url(missing), key: "k")
+        }
+        guard case .transfer(.source(.httpStatus(missing.absoluteString, 404)))? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        Self.expect("\(error!)", names: ["HTTP source GET \(missing): HTTP 404 Not Found"], notNaming: ["S3", "tus"])
+    }
+
+    /// The command line says the same: an upload to tuspyserver from a missing nginx file is
+    /// the HTTP source's 404, not the tus server's.
+    @Test func anHTTPSourceFailureOfTheUploadCommandNamesTheHTTPSource() async throws {
+        let missing = TestServers.nginxURL.appendingPathComponent("no-such-blob-\(UUID().uuidString).bin")
+        let result = try await ToolProcess.execute(
+            ToolProcess.blobstream(), ["upload", missing.absoluteString, TestServers.tusFilesURL.absoluteString])
+        #expect(result.status == 1)
+        Self.expect(result.standardError, names: ["HTTP source GET \(missing): HTTP 404 Not Found"], notNaming: ["tus", "S3"])
     }
 }
