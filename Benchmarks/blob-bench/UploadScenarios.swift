@@ -128,7 +128,7 @@ private func ourTusUpload(file: String, fileSize: Int) -> Result<ProcessRun, Blo
     return result.flatMap { upload in
         _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await client.terminate(upload.uploadURL) }
         guard upload.length == Int64(fileSize) else {
-            return .failure(.protocolViolation(url: upload.uploadURL.absoluteString, reason: "uploaded \(upload.length) bytes"))
+            return .failure(.protocolViolation(operation: .tus(method: "PATCH"), url: upload.uploadURL.absoluteString, reason: "uploaded \(upload.length) bytes"))
         }
         return .success(ProcessRun(seconds: seconds, cpuSeconds: cpu, peakGrowth: growth))
     }

@@ -47,8 +47,10 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// The server accepts uploads of at most `maxSize` bytes; the source has `length` (live
     /// data: at least `length`, and nothing past `maxSize` was sent).
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
-    /// The server's answer breaks the tus protocol in a way the client cannot work around.
-    case protocolViolation(url: String, reason: String)
+    /// The server's answer to the request `operation` (which names its protocol: tus, S3, or
+    /// plain HTTP for the streamed PUT) at `url` breaks that protocol, or HTTP/1.1 under it, in
+    /// a way the client cannot work around; or it is refused (an S3 redirect to another object).
+    case protocolViolation(operation: UploadOperation, url: String, reason: String)
     /// `method url` was answered with `statusCode` and without the `Tus-Resumable` header
     /// that the tus protocol puts on every answer: no tus server is there (a web server, a
     /// wrong path). Thrown for a creation `POST` answered with success, or with an error after
@@ -127,8 +129,8 @@ extension BlobUploadError: CustomStringConvertible {
                 + "filename if it was only renamed, or start a new upload"
         case .tooLarge(let endpoint, let length, let maxSize):
             return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
-        case .protocolViolation(let url, let reason):
-            return "\(url): the server broke the tus protocol: \(reason)"
+        case .protocolViolation(let operation, let url, let reason):
+            return "\(operation) \(url): the server broke the \(operation.protocolName) protocol: \(reason)"
         case .notTusServer(let method, let url, let status):
             let reason = HTTPURLResponse.localizedString(forStatusCode: status)
             let what = method == "POST" ? ("a tus server", "the tus creation URL") : ("a tus upload", "the URL of a tus upload")

@@ -20,6 +20,19 @@ enum ErrorPresenter {
         prefixed(sentence(error), subject: subject)
     }
 
+    /// The message for an upload error of the protocol `protocolName` (`S3`), which the
+    /// sentence names first, prefixed with `subject` as above.
+    static func message(_ error: BlobUploadError, subject: String, of protocolName: String?) -> String {
+        prefixed(sentence(error, of: protocolName), subject: subject)
+    }
+
+    /// The sentence for `error` of the protocol `protocolName`, which it names first ("S3 PUT
+    /// <url>: …"); a refused connection is about the host, whatever the protocol.
+    static func sentence(_ error: BlobUploadError, of protocolName: String?) -> String {
+        guard let protocolName, !isConnectionRefused(error) else { return sentence(error) }
+        return "\(protocolName) \(sentence(error))"
+    }
+
     /// The message for a stream error, prefixed with `subject` unless the message names it.
     static func message(_ error: BlobStreamError, subject: String) -> String {
         prefixed(sentence(error), subject: subject)
@@ -66,8 +79,6 @@ enum ErrorPresenter {
         switch error {
         case .network(let url, let reason) where saysRefused(reason):
             return connectionRefused(url: url)
-        case .httpStatus(let url, let status):
-            return "\(url): \(statusLine(status))"
         default:
             return error.description
         }

@@ -95,15 +95,21 @@ enum S3CopyCommand: Command {
                 return status
             }
             var message = S3Support.message(error, subject: sourceName)
-            if let uploadID, !message.contains(uploadID) {
-                // Not resumable: the parts stay on the server (and cost storage) until the upload
-                // is aborted, so it is still named, with how to delete it.
-                message += Self.isResumable(error)
-                    ? " (continue with --resume \(uploadID))"
-                    : " (upload \(uploadID) is left on the server; delete it with blobstream s3 abort s3://\(bucket)/\(key) \(uploadID))"
-            }
+            if let uploadID { message += Self.advice(after: error, uploadID: uploadID, bucket: bucket, key: key) }
             throw .runtime(message)
         }
+    }
+
+    /// What to do with the multipart upload `uploadID` of `bucket`/`key` after `error`, as a
+    /// parenthesis to append: `--resume` where another run may get further, else how to delete
+    /// it — its parts stay on the server (and cost storage) until it is aborted — and nothing
+    /// for an upload that is gone. Decided by the error's case alone: what the message happens
+    /// to contain (the upload id inside a quoted URL, say) changes nothing.
+    static func advice(after error: S3Error, uploadID: String, bucket: String, key: String) -> String {
+        if case .uploadGone = error { return "" }
+        return isResumable(error)
+            ? " (continue with --resume \(uploadID))"
+            : " (upload \(uploadID) is left on the server; delete it with blobstream s3 abort s3://\(bucket)/\(key) \(uploadID))"
     }
 
     /// Whether another run with `--resume` may get further after `error`: failures that may

@@ -39,16 +39,21 @@ enum S3Support {
     /// The one line for `error`: transfer errors as every command words them, S3's own as
     /// ``S3Error/description`` (which names bucket, key, upload and part).
     static func message(_ error: S3Error, subject: String) -> String {
-        if case .transfer(let failure) = error { return ErrorPresenter.message(failure, subject: subject) }
+        if case .transfer(let failure) = error { return ErrorPresenter.message(failure, subject: subject, of: name(failure)) }
         if case .retriesExhausted(_, _, _, _, let attempts, .transfer(let failure)) = error {
-            return ErrorPresenter.message(failure, subject: subject) + " (after \(attempts) attempts)"
+            return ErrorPresenter.message(failure, subject: subject, of: name(failure)) + " (after \(attempts) attempts)"
         }
         return error.description
     }
 
     /// The same without the subject, for retry lines.
     static func sentence(_ error: S3Error) -> String {
-        if case .transfer(let failure) = error { return ErrorPresenter.sentence(failure) }
+        if case .transfer(let failure) = error { return ErrorPresenter.sentence(failure, of: name(failure)) }
         return error.description
+    }
+
+    /// `S3` for an S3 request's own failure, which says so as ``S3Error/description`` does.
+    private static func name(_ failure: BlobUploadError) -> String? {
+        S3Error.isRequestFailure(failure) ? "S3" : nil
     }
 }

@@ -223,7 +223,7 @@ import Testing
             _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
                 .live(name: "live.bin", GeneratedBytes(size: 600, seed: 84)), options: ScriptedTus.options(chunkSize: 1000))
         } throws: { error in
-            guard case .protocolViolation(_, let reason)? = error as? BlobUploadError else { return false }
+            guard case .protocolViolation(_, _, let reason)? = error as? BlobUploadError else { return false }
             return reason.contains("Upload-Length none") && reason.contains("did not finish")
         }
     }
@@ -253,7 +253,7 @@ import Testing
             _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
                 .live(name: "live.bin", GeneratedBytes(size: 5000, seed: 78)), options: ScriptedTus.options(chunkSize: 1000))
         } throws: { error in
-            guard case .protocolViolation(let url, let reason)? = error as? BlobUploadError else { return false }
+            guard case .protocolViolation(_, let url, let reason)? = error as? BlobUploadError else { return false }
             return url.hasSuffix("/files/live") && reason.contains("Upload-Length 1000")
         }
     }

@@ -237,8 +237,8 @@ import Testing
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
         } throws: { error in
-            guard case .protocolViolation(let url, let reason)? = error as? BlobUploadError else { return false }
-            return url.hasSuffix("/files/x?q=1") && reason.contains("GET") && reason.contains("not followed by CRLF")
+            guard case .protocolViolation(let operation, let url, let reason)? = error as? BlobUploadError else { return false }
+            return operation == .tus(method: "GET") && url.hasSuffix("/files/x?q=1") && reason.contains("not followed by CRLF")
         }
     }
 
@@ -247,7 +247,7 @@ import Testing
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
         } throws: { error in
-            guard case .protocolViolation(let url, let reason)? = error as? BlobUploadError else { return false }
+            guard case .protocolViolation(_, let url, let reason)? = error as? BlobUploadError else { return false }
             return url.hasSuffix("/files/x?q=1") && reason.contains("malformed status line")
         }
     }

@@ -22,7 +22,7 @@ import Testing
 
     /// Expects a protocol violation naming `url` whose reason mentions every one of `words`.
     static func expectViolation(_ error: BlobUploadError?, _ url: URL, mentioning words: [String], sourceLocation: SourceLocation = #_sourceLocation) {
-        guard case .protocolViolation(let failedURL, let reason)? = error else {
+        guard case .protocolViolation(_, let failedURL, let reason)? = error else {
             Issue.record("expected protocolViolation, got \(String(describing: error))", sourceLocation: sourceLocation)
             return
         }

@@ -14,7 +14,7 @@ import Testing
             _ = try await client.upload(
                 ScriptedTus.source(length), resuming: resuming, options: ScriptedTus.options(chunkSize: 1000))
         } throws: { error in
-            guard case .protocolViolation(_, let reason)? = error as? BlobUploadError else { return false }
+            guard case .protocolViolation(_, _, let reason)? = error as? BlobUploadError else { return false }
             return reason.contains(fragment)
         }
     }

@@ -41,7 +41,7 @@ public enum BlobStreamError: Error, Sendable, Hashable {
     /// An asynchronous stream was read while it had no bytes available at `offset`. Not fatal:
     /// wait for the next `hasBytesAvailable` event.
     case wouldBlock(offset: Int64)
-    /// The server answered `statusCode` for `url`.
+    /// The server answered `statusCode` to the HTTP source's `GET` of `url`.
     case httpStatus(url: String, statusCode: Int)
     /// The connection to `url` failed and could not be re-established.
     case network(url: String, reason: String)
@@ -100,7 +100,7 @@ extension BlobStreamError: CustomStringConvertible {
             return "no bytes available yet at offset \(offset); wait for the next hasBytesAvailable event"
         case .httpStatus(let url, let statusCode):
             let reason = HTTPURLResponse.localizedString(forStatusCode: statusCode)
-            return "\(url): HTTP \(statusCode) \(reason)"
+            return "HTTP source GET \(url): HTTP \(statusCode) \(reason)"
         case .network(let url, let reason):
             return "\(url): network error: \(reason)"
         case .unsupportedURL(let url, let reason):
@@ -110,7 +110,7 @@ extension BlobStreamError: CustomStringConvertible {
         case .sourceFailed(let resource, let reason):
             return "\(resource): \(reason)"
         case .protocolViolation(let url, let reason):
-            return "\(url): the server broke the HTTP protocol: \(reason)"
+            return "HTTP source GET \(url): the server broke the HTTP protocol: \(reason)"
         case .notRegularFile(let path, let kind):
             return "\(path): is a \(kind), not a regular file; only regular files can be read at any offset"
         case .lengthExceeded(let resource, let length):

@@ -124,7 +124,7 @@ extension S3Error: CustomStringConvertible {
             return "\(bucket)/\(key): the multipart upload \(uploadID) is gone (NoSuchUpload): it was completed or "
                 + "aborted, or expired; start a new upload"
         case .transfer(let error):
-            return error.description
+            return Self.isRequestFailure(error) ? "S3 \(error)" : error.description
         case .retriesExhausted(let bucket, let key, let uploadID, let part, let attempts, let last):
             let partText = part.map { " part \($0)" } ?? ""
             let resume = uploadID.map { " (upload \($0) can be resumed)" } ?? ""
@@ -135,6 +135,20 @@ extension S3Error: CustomStringConvertible {
             return "\(source): \(length) bytes do not fit in 10,000 parts of at most 5 GiB"
         case .cancelled(let uploadID):
             return "the S3 upload was cancelled" + (uploadID.map { "; resume it with upload id \($0)" } ?? "")
+        }
+    }
+}
+
+extension S3Error {
+    /// Whether `failure`, carried by ``transfer(_:)``, is an S3 request's own failure (no
+    /// answer, a refused redirect, a header that cannot be sent), whose message ("PUT <url>: …",
+    /// the URL naming part and upload) is then said to be S3's. The source's failures name the
+    /// source, and S3's broken answers (``BlobUploadError/protocolViolation(operation:url:reason:)``)
+    /// their operation, themselves.
+    package static func isRequestFailure(_ failure: BlobUploadError) -> Bool {
+        switch failure {
+        case .network, .crossOriginRefused, .redirectRefused, .httpStatus, .bodyIncomplete, .invalidHeader: true
+        default: false
         }
     }
 }

@@ -31,7 +31,7 @@ struct S3Answer {
 ///
 /// Redirects: one to the very same URL (path and query) is followed, signed anew, at most
 /// twice; one to another path or query within the origin is refused as a protocol violation
-/// naming its target (it would store the blob under another key or turn `UploadPart` into
+/// of S3 (``BlobUploadError/protocolViolation(operation:url:reason:)``) naming its target (it would store the blob under another key or turn `UploadPart` into
 /// `PutObject`); one to another origin is refused
 /// (``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``): the `Authorization`
 /// field and the body are never sent to another host.
@@ -135,12 +135,14 @@ final class S3Wire: Sendable {
             // query is a PutObject over the whole object): never followed.
             guard Self.sameResource(target, url) else {
                 throw .transfer(.protocolViolation(
-                    url: target.absoluteString,
-                    reason: "\(call.operation) \(url.absoluteString): a redirect to another path or query is refused (it would be another object or operation)"))
+                    operation: .s3(operation: call.operation), url: target.absoluteString,
+                    reason: "\(call.method) \(url.absoluteString) was redirected here; a redirect to another path or query is "
+                        + "refused (it would be another object or operation)"))
             }
             url = target
         }
-        throw .transfer(.protocolViolation(url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
+        throw .transfer(.protocolViolation(
+            operation: .s3(operation: call.operation), url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
     }
 
     /// The signature of `call` sent to `url`: its path and query as the URL sends them, the
@@ -196,7 +198,8 @@ final class S3Wire: Sendable {
                     retriedStale = true
                     continue
                 }
-                throw .transfer(SocketHTTPTransport.uploadError(error, method: call.method, url: url, connecting: reused == nil))
+                throw .transfer(SocketHTTPTransport.uploadError(
+                    error, in: .s3(operation: call.operation), method: call.method, url: url, connecting: reused == nil))
             }
         }
     }

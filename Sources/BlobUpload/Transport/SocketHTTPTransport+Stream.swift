@@ -27,7 +27,7 @@ extension SocketHTTPTransport {
     ///   is not completed.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)`` (also when the stream
     ///   failed: the stream's own error tells why),
-    ///   ``BlobUploadError/protocolViolation(url:reason:)``,
+    ///   ``BlobUploadError/protocolViolation(operation:url:reason:)``,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/source(_:)`` for another length than `expectedLength`,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
@@ -70,7 +70,7 @@ extension SocketHTTPTransport {
         do {
             try connection.connect(host: host, port: port, wait: .after(timeout))
         } catch {
-            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, method: method, url: url, connecting: true))
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
         }
         let wait = HTTP1Wait.silence(timeout)
         do throws(BodyStop) {
@@ -93,7 +93,7 @@ extension SocketHTTPTransport {
         do {
             return reply(to: try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody), method: method, url: url)
         } catch {
-            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, method: method, url: url, connecting: false))
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: false))
         }
     }
 
@@ -176,7 +176,7 @@ private enum BodyStop: Error {
     func error(method: String, url: URL) -> BlobUploadError {
         switch self {
         case .transfer(let error):
-            SocketHTTPTransport.uploadError(error, method: method, url: url, connecting: false)
+            SocketHTTPTransport.uploadError(error, in: .http(method: method), method: method, url: url, connecting: false)
         case .streamFailed(let sent):
             // The uploader reports the stream's own error instead when it has one.
             .source(.sourceFailed(

@@ -33,7 +33,7 @@ final class SocketHTTPTransport: Sendable {
     /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
     /// `body` (its `Content-Length` is set here) and reads the whole answer.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
-    ///   ``BlobUploadError/protocolViolation(url:reason:)`` for an answer that breaks HTTP/1.1,
+    ///   ``BlobUploadError/protocolViolation(operation:url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
     func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
@@ -127,7 +127,8 @@ final class SocketHTTPTransport: Sendable {
                     retriedStale = true
                     continue
                 }
-                return .failure(Self.uploadError(error, method: method, url: url, connecting: reused == nil))
+                // This path carries tus requests only (the streamed PUT has its own, below).
+                return .failure(Self.uploadError(error, in: .tus(method: method), method: method, url: url, connecting: reused == nil))
             }
         }
     }
@@ -157,16 +158,20 @@ final class SocketHTTPTransport: Sendable {
         }
     }
 
-    /// The upload error for `error`, naming the method and URL; `connecting` says whether the
-    /// failure may have been the connect (for its timeout's text).
-    static func uploadError(_ error: HTTP1Error, method: String, url: URL, connecting: Bool) -> BlobUploadError {
+    /// The upload error for `error`, naming the method and URL, and for a broken answer the
+    /// protocol and operation of the request (`operation`), so it never names another
+    /// protocol; `connecting` says whether the failure may have been the connect (for its
+    /// timeout's text).
+    static func uploadError(
+        _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, connecting: Bool
+    ) -> BlobUploadError {
         let code: URLError.Code
         let reason: String
         switch error {
         case .cancelled:
             return .cancelled
         case .protocolViolation(let violation):
-            return .protocolViolation(url: url.absoluteString, reason: "\(method): \(violation)")
+            return .protocolViolation(operation: operation, url: url.absoluteString, reason: violation)
         case .timedOut:
             (reason, code) = ("\(connecting ? "connect or " : "")send or receive: timed out", .timedOut)
         case .network(let text, .unresolved):

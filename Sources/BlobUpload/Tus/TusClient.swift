@@ -88,7 +88,7 @@ public final class TusClient: Sendable {
     ///   `filename` and `filetype`.
     /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` when the server
     ///   answers other than 2xx (the protocol says 201 Created, but any 2xx with a `Location`
-    ///   is taken), ``BlobUploadError/protocolViolation(url:reason:)`` without a
+    ///   is taken), ``BlobUploadError/protocolViolation(operation:url:reason:)`` without a
     ///   usable `Location`, ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``
     ///   (with the `PATCH` that would have followed) for one on another origin, ``BlobUploadError/invalidMetadata(key:reason:)``, network errors,
     ///   ``BlobUploadError/cancelled``.
@@ -123,12 +123,12 @@ public final class TusClient: Sendable {
         }
         guard reply.isSuccess else { throw reply.statusError() }
         guard let location = reply.header("location"), !location.isEmpty else {
-            throw .protocolViolation(url: endpoint.absoluteString, reason: "the creation answer has no Location header")
+            throw .protocolViolation(operation: .tus(method: "POST"), url: endpoint.absoluteString, reason: "the creation answer has no Location header")
         }
         // Relative to the URL that answered: a redirect within the origin may have moved the
         // creation away from the endpoint, and its Location is relative to where it went.
         guard let url = URL(string: location, relativeTo: reply.url)?.absoluteURL else {
-            throw .protocolViolation(url: endpoint.absoluteString, reason: "the Location \"\(location)\" is not a URL")
+            throw .protocolViolation(operation: .tus(method: "POST"), url: endpoint.absoluteString, reason: "the Location \"\(location)\" is not a URL")
         }
         guard URLOrigin(url) == URLOrigin(endpoint) else {
             throw .crossOriginRefused(method: "PATCH", url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
@@ -139,7 +139,7 @@ public final class TusClient: Sendable {
     /// Asks the server how much of the upload at `uploadURL` it has (`HEAD`).
     /// - Throws: ``BlobUploadError/uploadGone(url:statusCode:)`` for 404/410,
     ///   ``BlobUploadError/notTusServer(method:url:statusCode:)`` for a success with neither
-    ///   `Tus-Resumable` nor `Upload-Offset`, ``BlobUploadError/protocolViolation(url:reason:)``
+    ///   `Tus-Resumable` nor `Upload-Offset`, ``BlobUploadError/protocolViolation(operation:url:reason:)``
     ///   without a valid `Upload-Offset`, other statuses, network errors, cancellation;
     ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when `uploadURL` is
     ///   not on the endpoint's origin.
@@ -155,12 +155,12 @@ public final class TusClient: Sendable {
         }
         guard let offset = reply.header("upload-offset").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }),
               offset >= 0 else {
-            throw .protocolViolation(url: uploadURL.absoluteString, reason: "the HEAD answer has no valid Upload-Offset")
+            throw .protocolViolation(operation: .tus(method: "HEAD"), url: uploadURL.absoluteString, reason: "the HEAD answer has no valid Upload-Offset")
         }
         let length = reply.header("upload-length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
         if let length, offset > length {
             throw .protocolViolation(
-                url: uploadURL.absoluteString, reason: "Upload-Offset \(offset) is past Upload-Length \(length)")
+                operation: .tus(method: "HEAD"), url: uploadURL.absoluteString, reason: "Upload-Offset \(offset) is past Upload-Length \(length)")
         }
         return TusUploadStatus(
             offset: offset, length: length,
@@ -208,7 +208,7 @@ public final class TusClient: Sendable {
     /// - Throws: ``BlobUploadError`` — ``BlobUploadError/uploadGone(url:statusCode:)``,
     ///   ``BlobUploadError/retriesExhausted(url:offset:attempts:lastError:)``,
     ///   ``BlobUploadError/source(_:)``, ``BlobUploadError/cancelled`` and the others;
-    ///   ``BlobUploadError/protocolViolation(url:reason:)`` when the server confirms bytes
+    ///   ``BlobUploadError/protocolViolation(operation:url:reason:)`` when the server confirms bytes
     ///   it cannot have received (more than this client sent it), so a server can never make
     ///   the upload report success for bytes it did not receive.
     public func upload(

@@ -18,7 +18,7 @@ extension TusUpload {
         optionsShowedTus = !capabilities.versions.isEmpty
         if !capabilities.versions.isEmpty, !capabilities.versions.contains("1.0.0") {
             throw .protocolViolation(
-                url: client.endpoint.absoluteString,
+                operation: .tus(method: "OPTIONS"), url: client.endpoint.absoluteString,
                 reason: "the server speaks tus \(capabilities.versions.joined(separator: ", ")), not 1.0.0")
         }
         return capabilities
@@ -160,7 +160,7 @@ extension TusUpload {
         }
         guard let length else {
             throw .protocolViolation(
-                url: url,
+                operation: .tus(method: "HEAD"), url: url,
                 reason: "the HEAD answered Upload-Length \(serverLength), but the length was deferred and has not been sent yet")
         }
         guard serverLength == length else {

@@ -99,7 +99,7 @@ final class TusUpload {
 
     /// Sends the prepared chunk from `offset`; returns the server's new offset.
     private func sendChunk() async throws(BlobUploadError) -> Int64 {
-        guard let uploadURL else { throw .protocolViolation(url: client.endpoint.absoluteString, reason: "no upload") }
+        guard let uploadURL else { throw .protocolViolation(operation: .tus(method: "PATCH"), url: client.endpoint.absoluteString, reason: "no upload") }
         var headers = options.headers
         headers["Content-Type"] = "application/offset+octet-stream"
         headers["Upload-Offset"] = String(offset)
@@ -127,14 +127,14 @@ final class TusUpload {
         }
         guard reply.isSuccess else { throw reply.statusError() }
         guard let confirmed = reply.header("upload-offset").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }) else {
-            throw .protocolViolation(url: uploadURL.absoluteString, reason: "the PATCH answer has no valid Upload-Offset")
+            throw .protocolViolation(operation: .tus(method: "PATCH"), url: uploadURL.absoluteString, reason: "the PATCH answer has no valid Upload-Offset")
         }
         // Less than the whole body is a partial write, continued from there; more than it would
         // leave a hole the upload reported complete. Only the empty body that declares the
         // length of empty live data moves nothing.
         guard confirmed > offset || (confirmed == offset && end == offset), confirmed <= end else {
             throw .protocolViolation(
-                url: uploadURL.absoluteString,
+                operation: .tus(method: "PATCH"), url: uploadURL.absoluteString,
                 reason: "the PATCH of \(end - offset) bytes from offset \(offset) answered Upload-Offset \(confirmed)")
         }
         if declaresLength { lengthPending = false }
@@ -155,7 +155,7 @@ final class TusUpload {
         }
         guard status.length == length, status.offset == length else {
             throw .protocolViolation(
-                url: uploadURL?.absoluteString ?? client.endpoint.absoluteString,
+                operation: .tus(method: "HEAD"), url: uploadURL?.absoluteString ?? client.endpoint.absoluteString,
                 reason: "all \(length) bytes were sent and the last PATCH declared Upload-Length \(length), but the HEAD "
                     + "answers Upload-Length \(status.length.map(String.init) ?? "none") and Upload-Offset \(status.offset): "
                     + "the server did not finish the upload")
@@ -203,14 +203,14 @@ final class TusUpload {
         try checkLength(status)
         guard status.offset <= sentEnd else {
             throw .protocolViolation(
-                url: uploadURL?.absoluteString ?? "",
+                operation: .tus(method: "HEAD"), url: uploadURL?.absoluteString ?? "",
                 reason: "the HEAD answered Upload-Offset \(status.offset), but only \(sentEnd) bytes were ever sent")
         }
         advance(to: status.offset)
     }
 
     func serverStatus() async throws(BlobUploadError) -> TusUploadStatus {
-        guard let uploadURL else { throw .protocolViolation(url: client.endpoint.absoluteString, reason: "no upload") }
+        guard let uploadURL else { throw .protocolViolation(operation: .tus(method: "HEAD"), url: client.endpoint.absoluteString, reason: "no upload") }
         return try await retrying { () async throws(BlobUploadError) in
             try await client.status(of: uploadURL, headers: options.headers)
         }

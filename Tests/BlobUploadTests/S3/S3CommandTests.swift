@@ -95,6 +95,37 @@ import Testing
         #expect(result.standardError.contains("delete it with blobstream s3 abort s3://scripted-bucket/k UP-1"), "\(result.standardError)")
     }
 
+    /// The hints come from the error's case, not its text: an S3 refusal whose message quotes
+    /// a URL with the upload id in it (a redirect of UploadPart to another query) still says
+    /// how to delete the upload. (It used to be dropped whenever the id was in the message.)
+    @Test func theAbortHintIsGivenWhenTheMessageQuotesTheUploadID() throws {
+        let redirect = S3ErrorTests.answer("307 Temporary Redirect", fields: ["Location: /scripted-bucket/k"])
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [redirect]])
+        let path = try makeRandomFile(size: 5 * 1024 * 1024 + 1, seed: 43)
+        defer { TempFiles.remove(path) }
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://127.0.0.1:\(server.port)", "--part-size", "5M",
+                                          "--parallel", "1", path, "s3://scripted-bucket/k"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("S3 UploadPart"), "\(result.standardError)")
+        #expect(result.standardError.contains("uploadId=UP-1"), "\(result.standardError)")
+        #expect(!result.standardError.contains("--resume"), "\(result.standardError)")
+        #expect(result.standardError.contains("delete it with blobstream s3 abort s3://scripted-bucket/k UP-1"), "\(result.standardError)")
+    }
+
+    /// An S3 error answer names the upload id in its own words ("upload UP-1, part 1"); the
+    /// `--resume` hint for a failure another run may pass (expired credentials) is still given.
+    @Test func theResumeHintIsGivenWhenTheMessageNamesTheUploadID() throws {
+        let denied = S3ErrorTests.error("403 Forbidden", code: "ExpiredToken", message: "The provided token has expired.")
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [denied]])
+        let path = try makeRandomFile(size: 5 * 1024 * 1024 + 1, seed: 44)
+        defer { TempFiles.remove(path) }
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://127.0.0.1:\(server.port)", "--part-size", "5M",
+                                          "--parallel", "1", path, "s3://scripted-bucket/k"])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("UploadPart scripted-bucket/k (upload UP-1, part 1)"), "\(result.standardError)")
+        #expect(result.standardError.contains("(continue with --resume UP-1)"), "\(result.standardError)")
+    }
+
     @Test func aServerThatIsNotThereFailsAtOnce() throws {
         let result = try Self.blobstream(["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"])
         #expect(result.status == 1)

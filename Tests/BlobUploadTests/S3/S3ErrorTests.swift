@@ -196,7 +196,7 @@ import Testing
         ])
         let client = try Self.client(server)
         let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k") }
-        guard case .transfer(.protocolViolation(let url, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .transfer(.protocolViolation(_, let url, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(url == "http://127.0.0.1:\(server.port)/elsewhere/k")
         #expect(reason.contains("redirect"), "\(reason)")
         #expect(server.requests.count == 1)
@@ -211,7 +211,7 @@ import Testing
         ])
         let client = try Self.client(server)
         let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k", options: Self.multipart) }
-        guard case .transfer(.protocolViolation(let url, _))? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .transfer(.protocolViolation(_, let url, _))? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(url == "http://127.0.0.1:\(server.port)/scripted-bucket/k")
         #expect(!server.requests.contains { $0.hasPrefix("PUT /scripted-bucket/k HTTP/1.1") })
     }

@@ -15,7 +15,7 @@ import Testing
         let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [endless]])
         let client = try S3ErrorTests.client(server)
         let error = await #expect(throws: S3Error.self) { _ = try await client.upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart) }
-        guard case .transfer(.protocolViolation(_, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .transfer(.protocolViolation(_, _, let reason))? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(reason.contains("longer than"), "\(reason)")
     }
 
