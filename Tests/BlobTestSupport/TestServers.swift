@@ -10,9 +10,9 @@ import Glibc
 public enum TestServers {
     /// What to run when a server is missing, quoted in every failure.
     public static let instructions =
-        "run `Scripts/test-servers.sh up` (it installs nginx from apt, and tuspyserver, moto, botocore, awscli and crc32c from PyPI)"
+        "run `Scripts/test-servers.sh up` (it installs nginx, openssl and curl from apt, and tuspyserver, moto, botocore, awscli and crc32c from PyPI)"
 
-    /// Directory holding all server state: `www/`, `tus-data/`, `logs/`, `run/`.
+    /// Directory holding all server state: `www/`, `tus-data/`, `tls/`, `logs/`, `run/`.
     public static let stateRoot = "/tmp/blobstream-servers"
 
     // MARK: nginx
@@ -113,6 +113,70 @@ public enum TestServers {
     /// `http://127.0.0.1:18100`.
     public static let motoURL = URL(string: "http://127.0.0.1:18100")!
 
+    // MARK: TLS
+
+    /// The test CA (PEM) that signed the TLS servers' certificates, made by
+    /// `Scripts/test-servers.sh up` with openssl. It is in no system trust store: a client that
+    /// should trust the servers below must be given this file (`curl --cacert`).
+    public static let tlsCAPath = stateRoot + "/tls/ca.pem"
+
+    /// nginx's TLS port (TLS 1.2 and 1.3): the same routes and files as ``nginxPort``, with a
+    /// certificate from ``tlsCAPath`` for `IP:127.0.0.1` and `DNS:localhost`.
+    public static let nginxTLSPort: UInt16 = 18443
+    /// `https://127.0.0.1:18443/`: ``nginxURL`` over TLS.
+    public static let nginxTLSURL = URL(string: "https://127.0.0.1:18443/")!
+    /// `https://127.0.0.1:18443/upload/`: ``uploadURL`` over TLS (the files land in ``uploadRoot``).
+    public static let uploadTLSURL = URL(string: "https://127.0.0.1:18443/upload/")!
+    /// Any request to `redirectPutTLSURL + "a/b"` answers `307` with
+    /// `Location: https://127.0.0.1:18443/upload/a/b`: the redirect stays on TLS.
+    public static let redirectPutTLSURL = URL(string: "https://127.0.0.1:18443/redirect-put/")!
+
+    /// The `https://127.0.0.1:18443/` URL at which nginx serves the file at `path` (under
+    /// ``wwwRoot``) through `route`: ``nginxURL(forFileAtPath:route:)`` over TLS.
+    public static func nginxTLSURL(forFileAtPath path: String, route: Route = .plain) throws -> URL {
+        let url = try nginxURL(forFileAtPath: path, route: route)
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw TestSupportError("\(url) cannot be taken apart")
+        }
+        components.scheme = "https"
+        components.port = Int(nginxTLSPort)
+        guard let tlsURL = components.url else { throw TestSupportError("\(url) cannot be made https") }
+        return tlsURL
+    }
+
+    /// Port of nginx's TLS proxy in front of the plain tus server (``tusPort``): request and
+    /// response bodies pass unbuffered, and the Location of a created upload is
+    /// `https://127.0.0.1:18490/files/<id>` (its data still in ``tusDataPath(forUpload:)``).
+    public static let tusTLSPort: UInt16 = 18490
+    /// `https://127.0.0.1:18490/files/`: ``tusFilesURL`` over TLS.
+    public static let tusTLSFilesURL = URL(string: "https://127.0.0.1:18490/files/")!
+
+    /// Port of nginx's TLS proxy in front of moto (``motoPort``): bodies unbuffered, the
+    /// client's `Host` header passed on as sent (SigV4 signs it).
+    public static let motoTLSPort: UInt16 = 18500
+    /// `https://127.0.0.1:18500`: ``motoURL`` over TLS.
+    public static let motoTLSURL = URL(string: "https://127.0.0.1:18500")!
+
+    /// TLS peers that a client trusting only ``tlsCAPath`` must refuse; each serves the same
+    /// routes and files as ``nginxURL``.
+    public enum UntrustedTLSPeer: UInt16, Sendable, CaseIterable {
+        /// A certificate from the test CA for `DNS:wrong.example` only: the host name does not
+        /// match `127.0.0.1` (nor `localhost`).
+        case wrongName = 18444
+        /// A self-signed certificate for `IP:127.0.0.1`, not from the test CA.
+        case selfSigned = 18445
+        /// A certificate from the test CA for `IP:127.0.0.1` that expired yesterday.
+        case expired = 18446
+        /// The good certificate, but TLS 1.0 and 1.1 only (ciphers down to OpenSSL's security
+        /// level 0): a client requiring TLS 1.2 gets a `protocol_version` alert.
+        case legacyProtocol = 18447
+
+        /// The peer's port on 127.0.0.1.
+        public var port: UInt16 { rawValue }
+        /// `https://127.0.0.1:<port>/`.
+        public var url: URL { URL(string: "https://127.0.0.1:\(port)/")! }
+    }
+
     // MARK: requirements
 
     /// Throws, with instructions, unless nginx accepts connections on ``nginxPort``.
@@ -143,6 +207,16 @@ public enum TestServers {
         try require("moto's S3 server", port: motoPort, url: motoURL.absoluteString)
     }
 
+    /// Throws, with instructions, unless nginx accepts connections on ``nginxTLSPort`` and the
+    /// test CA is at ``tlsCAPath``. (The proxies at ``tusTLSPort`` and ``motoTLSPort`` also need
+    /// ``requireTus()`` and ``requireMoto()``.)
+    public static func requireTLS() throws(TestSupportError) {
+        try require("nginx's TLS server", port: nginxTLSPort, url: nginxTLSURL.absoluteString)
+        guard FileManager.default.isReadableFile(atPath: tlsCAPath) else {
+            throw TestSupportError("the test CA \(tlsCAPath) is missing: \(instructions)")
+        }
+    }
+
     static func require(_ name: String, port: UInt16, url: String) throws(TestSupportError) {
         switch LoopbackSocket.connect(port: port, timeout: 2) {
         case .success(let fd):
@@ -157,8 +231,9 @@ public enum TestServers {
 
 extension TestServers {
     /// Removes what a test uploaded to the shared servers, so that test runs leave nothing
-    /// behind: a tus upload on ``tusPort`` or ``checksumTusPort`` by termination (`DELETE`,
-    /// which tuspyserver supports), a file PUT under ``uploadURL`` by nginx's `DELETE`. Where
+    /// behind: a tus upload on ``tusPort``, ``checksumTusPort`` or ``tusTLSPort`` by termination
+    /// (`DELETE`, which tuspyserver supports), a file PUT under ``uploadURL`` or
+    /// ``uploadTLSURL`` by nginx's `DELETE` (a TLS one sent in plain to the server behind it). Where
     /// the DELETE fails (server down, upload locked) the files themselves are removed from
     /// ``tusDataRoot`` or ``uploadRoot``. Other URLs are left alone: a ``TusServerProcess``
     /// removes its own directory. Synchronous, so that it can run in a `defer`.
@@ -169,9 +244,11 @@ extension TestServers {
     }
 
     private static func removeUpload(_ url: URL) {
-        guard url.host == "127.0.0.1", let port = url.port.flatMap(UInt16.init(exactly:)),
+        guard url.host == "127.0.0.1", let urlPort = url.port.flatMap(UInt16.init(exactly:)),
               let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath,
               !url.path.split(separator: "/").contains("..") else { return }
+        // An upload over TLS is removed through the plain server behind it: the same storage.
+        let port = [nginxTLSPort: nginxPort, tusTLSPort: tusPort][urlPort] ?? urlPort
         let files: [String]
         switch port {
         case tusPort, checksumTusPort:
