@@ -13,9 +13,15 @@ let package = Package(
         // CPU intrinsics (SSE4.2 crc32, PCLMULQDQ, SHA-NI) behind function-level target
         // attributes, so the package needs no unsafe flags and runs on any x86-64 or other CPU.
         .target(name: "CBlobStreamIntrinsics"),
+        // TLS sessions from the system's OpenSSL 3 (libssl-dev on Debian), for https: on the
+        // package's own client; Linux only (elsewhere https: stays on URLSession).
+        .target(
+            name: "CBlobStreamTLS",
+            linkerSettings: [.linkedLibrary("ssl", .when(platforms: [.linux])), .linkedLibrary("crypto", .when(platforms: [.linux]))]
+        ),
         // The one HTTP/1.1 client of the package (connection, head writer and parser, body
         // decoder); internal: no product, and its types are `package`, never public.
-        .target(name: "HTTP1", dependencies: ["SystemCalls"]),
+        .target(name: "HTTP1", dependencies: ["SystemCalls", "CBlobStreamTLS"]),
         // The package's one layer of system calls (descriptors, pipes, sockets, paths), retried
         // on EINTR in one place; internal like HTTP1.
         .target(name: "SystemCalls"),

@@ -16,8 +16,14 @@ import Synchronization
 /// ``cancel()``, from any thread, makes the waiting call (and every later one) fail at once
 /// with ``HTTP1Error/cancelled``: every wait also polls a pipe that `cancel` writes to. Both
 /// descriptors are close-on-exec and are closed exactly once, when the connection goes.
+///
+/// With a ``TLSConfiguration`` the connection speaks TLS (`https:`, where
+/// ``TLSConfiguration/isAvailable``): the same calls, waits, deadlines and cancellation, with
+/// a record layer between them and the socket.
 package final class HTTP1Connection: Sendable {
-    private let socket = Mutex<FileDescriptor?>(nil)
+    let socket = Mutex<FileDescriptor?>(nil)
+    /// How bytes cross the socket once connected: as they are, or through a TLS session.
+    let channel = Mutex<Channel?>(nil)
     private let wake: (read: FileDescriptor, write: FileDescriptor)?
     private let cancelled = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)
@@ -42,6 +48,14 @@ package final class HTTP1Connection: Sendable {
     /// answer, and a close there would fail a request that may not be sent twice.
     package var isReusable: Bool { !isCancelled && !hasInput }
 
+    /// The TLS protocol version negotiated (`TLSv1.3`), or `nil` on a plain connection.
+    package var tlsVersion: String? {
+        #if canImport(CBlobStreamTLS) && os(Linux)
+        if case .tls(let session)? = channel.withLock({ $0 }) { return session.version }
+        #endif
+        return nil
+    }
+
     /// Whether `error`, from a request on a kept-alive connection that had received
     /// `receivedBefore` bytes when the request began, is that connection going stale while it
     /// was idle: the connection was lost before any byte of an answer. A request that is safe
@@ -59,10 +73,21 @@ package final class HTTP1Connection: Sendable {
     }
 
     /// Resolves `host` and connects to the first of its addresses that accepts, within `wait`:
-    /// the lookup too (``HostLookup``) ends at the deadline or on ``cancel()``.
-    package func connect(host: String, port: Int, wait: HTTP1Wait) throws(HTTP1Error) {
-        guard wake != nil else { throw .network(reason: "cannot create the cancellation pipe", cause: .lost) }
+    /// the lookup too (``HostLookup``) ends at the deadline or on ``cancel()``. With `tls`, the
+    /// TLS handshake follows within the same wait, and a refused certificate fails the connect
+    /// (``HTTP1Error/NetworkCause/secureConnectionFailed``) before any request byte is sent.
+    package func connect(host: String, port: Int, wait: HTTP1Wait, tls: TLSConfiguration? = nil) throws(HTTP1Error) {
         let deadline = wait.deadline
+        try connectSocket(host: host, port: port, deadline: deadline)
+        guard let tls else {
+            channel.withLock { $0 = .plain }
+            return
+        }
+        try startTLS(tls, host: host, deadline: deadline)
+    }
+
+    private func connectSocket(host: String, port: Int, deadline: DispatchTime) throws(HTTP1Error) {
+        guard wake != nil else { throw .network(reason: "cannot create the cancellation pipe", cause: .lost) }
         let addresses = try lookUp(host, port: port, until: deadline)
         defer { freeaddrinfo(addresses.list) }
         var lastError = HTTP1Error.network(reason: "no address for host \(host)", cause: .unresolved)
@@ -136,19 +161,19 @@ package final class HTTP1Connection: Sendable {
 
     /// Sends all of `bytes` within `wait`.
     package func send(_ bytes: UnsafeRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) {
-        let fd = try connectedSocket()
+        let (fd, channel) = try connected()
         var deadline = wait.deadline
         var sent = 0
         while sent < bytes.count {
             try checkCancelled()
-            switch fd.send(UnsafeRawBufferPointer(rebasing: bytes[sent...])) {
-            case .success(let count):
+            switch try channel.send(UnsafeRawBufferPointer(rebasing: bytes[sent...]), on: fd) {
+            case .done(let count):
                 sent += count
                 if case .silence = wait { deadline = wait.deadline }
-            case .failure(let failure) where failure.isWouldBlock:
-                try self.wait(for: .writable, on: fd, until: deadline)
-            case .failure(let failure):
-                throw .network(reason: "send: \(failure.text)", cause: .lost)
+            case .wait(let event):
+                try self.wait(for: event, on: fd, until: deadline)
+            case .closed:
+                throw .network(reason: "send: the connection closed", cause: .lost)
             }
         }
     }
@@ -165,19 +190,19 @@ package final class HTTP1Connection: Sendable {
     /// Receives up to `buffer.count` bytes, waiting within `wait` for the first; 0 means the
     /// peer closed the connection.
     package func receive(into buffer: UnsafeMutableRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) -> Int {
-        let fd = try connectedSocket()
+        let (fd, channel) = try connected()
         var deadline: DispatchTime?
         while true {
             try checkCancelled()
-            switch fd.receive(into: buffer) {
-            case .success(let count):
+            switch try channel.receive(into: buffer, on: fd) {
+            case .done(let count):
                 received.add(count, ordering: .relaxed)
                 return count
-            case .failure(let failure) where failure.isWouldBlock:
+            case .closed:
+                return 0
+            case .wait(let event):
                 if deadline == nil { deadline = wait.deadline }
-                try self.wait(for: .readable, on: fd, until: deadline!)
-            case .failure(let failure):
-                throw .network(reason: "recv: \(failure.text)", cause: .lost)
+                try self.wait(for: event, on: fd, until: deadline!)
             }
         }
     }
@@ -187,22 +212,26 @@ package final class HTTP1Connection: Sendable {
     package var hasInput: Bool {
         guard let fd = socket.withLock({ $0 }),
               case .success(let readiness) = fd.poll(for: .readable, milliseconds: 0) else { return false }
+        #if canImport(CBlobStreamTLS) && os(Linux)
+        // Decrypted bytes may wait inside the session; readable bytes may be a session ticket only.
+        if case .tls(let session)? = channel.withLock({ $0 }) { return session.hasInput }
+        #endif
         return readiness.isReady
     }
 
-    private func connectedSocket() throws(HTTP1Error) -> FileDescriptor {
-        guard let fd = socket.withLock({ $0 }) else {
+    private func connected() throws(HTTP1Error) -> (FileDescriptor, Channel) {
+        guard let fd = socket.withLock({ $0 }), let channel = channel.withLock({ $0 }) else {
             throw .network(reason: "the connection is not open", cause: .lost)
         }
-        return fd
+        return (fd, channel)
     }
 
-    private func checkCancelled() throws(HTTP1Error) {
+    func checkCancelled() throws(HTTP1Error) {
         if isCancelled { throw .cancelled }
     }
 
     /// Polls `fd` for `event` and the cancellation pipe, until `deadline`.
-    private func wait(for event: PollEvent, on fd: FileDescriptor, until deadline: DispatchTime) throws(HTTP1Error) {
+    func wait(for event: PollEvent, on fd: FileDescriptor, until deadline: DispatchTime) throws(HTTP1Error) {
         guard let wake else { throw .cancelled }
         while true {
             try checkCancelled()

@@ -21,6 +21,10 @@ package enum HTTP1Error: Error, Sendable, Equatable {
         case refused
         /// The connection broke, or the peer closed it too early.
         case lost
+        /// The TLS handshake was refused: a certificate that does not verify (expired, for
+        /// another name, from an unknown issuer), no protocol version in common, a trust store
+        /// that cannot be loaded. Asking again will not help.
+        case secureConnectionFailed
     }
 
     /// A short text for messages.

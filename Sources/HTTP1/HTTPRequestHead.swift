@@ -57,12 +57,19 @@ package struct HTTPRequestHead: Sendable {
         self.init(method: method, url: url, fields: merged.sorted { $0.0 < $1.0 })
     }
 
-    /// The host to connect to and the port (80 when the URL names none), or `nil` when the URL
-    /// is not `http:` with a host and a usable port (``URLOrigin/usablePort(of:)``).
-    package var endpoint: (host: String, port: Int)? {
-        guard url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty,
+    /// Where to connect: the host, the port (the scheme's default when the URL names none) and
+    /// TLS for `https:`; `nil` when the URL is not `http:` or `https:` with a host and a usable
+    /// port (``URLOrigin/usablePort(of:)``).
+    package var endpoint: HTTP1Endpoint? {
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty,
               let port = URLOrigin.usablePort(of: url) else { return nil }
-        return (host, port)
+        return HTTP1Endpoint(host: Self.unbracketed(host), port: port, isSecure: scheme == "https")
+    }
+
+    /// `host` without the brackets of an IPv6 literal, which `URL.host` keeps on Linux.
+    private static func unbracketed(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 
     /// The method or first field that cannot be written, and why, or `nil`: the one check

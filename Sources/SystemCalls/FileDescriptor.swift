@@ -34,6 +34,10 @@ package final class FileDescriptor: Sendable {
         if owned { systemClose(raw) }
     }
 
+    /// The number, for a C library that keeps it (OpenSSL's socket BIO): whoever hands it over
+    /// holds this object for as long as the library may use the number.
+    package var lentRawValue: Int32 { raw }
+
     /// Standard output, borrowed: never closed here.
     package static let standardOutput = FileDescriptor(borrowing: STDOUT_FILENO)
 

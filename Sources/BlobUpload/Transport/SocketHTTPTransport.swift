@@ -180,6 +180,8 @@ final class SocketHTTPTransport: Sendable {
             (reason, code) = (text, .cannotConnectToHost)
         case .network(let text, .lost):
             (reason, code) = (text, .networkConnectionLost)
+        case .network(let text, .secureConnectionFailed):
+            (reason, code) = ("a secure connection failed: \(text)", .secureConnectionFailed)
         }
         return .network(method: method, url: url.absoluteString, reason: reason, code: code.rawValue)
     }

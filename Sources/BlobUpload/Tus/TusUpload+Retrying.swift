@@ -49,7 +49,9 @@ extension TusUpload {
         case .network(_, _, _, let code):
             let permanent: Set<Int> = [
                 URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue,
-                URLError.Code.cannotFindHost.rawValue,
+                URLError.Code.cannotFindHost.rawValue, URLError.Code.secureConnectionFailed.rawValue,
+                URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasBadDate.rawValue,
+                URLError.Code.serverCertificateHasUnknownRoot.rawValue,
             ]
             return !permanent.contains(code ?? 0)
         case .httpStatus(_, _, let status, _):

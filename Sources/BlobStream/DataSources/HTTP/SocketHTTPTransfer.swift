@@ -25,16 +25,22 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private let request: HTTPRangeRequest
     private let requestTimeout: TimeInterval
     private let idleTimeout: TimeInterval
+    private let trust: TLSConfiguration
     private weak let sink: (any HTTPTransferSink)?
     private let connection = HTTP1Connection()
 
     /// - Parameters:
     ///   - id: How the transfer names itself to `sink`.
-    ///   - request: What to ask; its URL must be `http:`.
+    ///   - request: What to ask; its URL must be `http:` or `https:`.
     ///   - requestTimeout: The longest wait from connecting to the complete response head.
     ///   - idleTimeout: The longest wait for more body bytes while the buffer has room.
+    ///   - trust: The certificate authorities an `https:` connection trusts.
     ///   - sink: Receives the events; held weakly, so a forgotten data source is not kept alive.
-    init(id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, sink: any HTTPTransferSink) {
+    init(
+        id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, trust: TLSConfiguration,
+        sink: any HTTPTransferSink
+    ) {
+        self.trust = trust
         self.id = id
         self.request = request
         self.requestTimeout = requestTimeout
@@ -63,12 +69,12 @@ final class SocketHTTPTransfer: HTTPTransfer {
 
     private func exchange() throws(Stop) {
         let head = request.requestHead
-        guard let (host, port) = head.endpoint else {
+        guard let endpoint = head.endpoint else {
             throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
         let requestWait = HTTP1Wait.after(requestTimeout)
-        try attempt("connecting to \(host):\(port)", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.connect(host: host, port: port, wait: requestWait)
+        try attempt("connecting to \(endpoint)", seconds: requestTimeout) { () throws(HTTP1Error) in
+            try connection.connect(to: endpoint, trust: trust, wait: requestWait)
         }
         try attempt("sending the request", seconds: requestTimeout) { () throws(HTTP1Error) in
             try connection.send(head.serialized(), wait: requestWait)
@@ -142,6 +148,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
             switch error {
             case .cancelled: throw .quietly
             case .timedOut: throw .failure(.timedOut(operation: operation, seconds: seconds))
+            case .network(let reason, .secureConnectionFailed): throw .failure(.unusable(reason: "a secure connection failed: \(reason)"))
             case .network(let reason, _): throw .failure(.connection(reason: reason))
             case .protocolViolation(let reason): throw .failure(.protocolViolation(reason: reason))
             }

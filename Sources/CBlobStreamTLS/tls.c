@@ -1,0 +1,251 @@
+#include "CBlobStreamTLS.h"
+
+#if BS_TLS_AVAILABLE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+struct bs_tls_context {
+    SSL_CTX *ctx;
+};
+
+struct bs_tls {
+    SSL *ssl;
+};
+
+static void set_error(char *error, size_t size, const char *prefix) {
+    if (!error || size == 0) return;
+    unsigned long code = ERR_peek_last_error();
+    char detail[256] = "";
+    if (code) ERR_error_string_n(code, detail, sizeof detail);
+    if (detail[0]) snprintf(error, size, "%s: %s", prefix, detail);
+    else snprintf(error, size, "%s", prefix);
+    ERR_clear_error();
+}
+
+// A BIO over a non-blocking socket that sends with MSG_NOSIGNAL: OpenSSL's own socket BIO
+// writes with write(2), which raises SIGPIPE when the peer has gone.
+static int bio_write(BIO *bio, const char *data, int length) {
+    int fd = (int)(intptr_t)BIO_get_data(bio);
+    BIO_clear_retry_flags(bio);
+    ssize_t sent;
+    do { sent = send(fd, data, (size_t)length, MSG_NOSIGNAL); } while (sent < 0 && errno == EINTR);
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_write(bio);
+    return (int)sent;
+}
+
+static int bio_read(BIO *bio, char *data, int length) {
+    int fd = (int)(intptr_t)BIO_get_data(bio);
+    BIO_clear_retry_flags(bio);
+    ssize_t received;
+    do { received = recv(fd, data, (size_t)length, 0); } while (received < 0 && errno == EINTR);
+    if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_read(bio);
+    return (int)received;
+}
+
+static long bio_ctrl(BIO *bio, int command, long number, void *pointer) {
+    (void)bio; (void)number; (void)pointer;
+    return command == BIO_CTRL_FLUSH ? 1 : 0;
+}
+
+static int bio_create(BIO *bio) {
+    BIO_set_init(bio, 1);
+    return 1;
+}
+
+static BIO_METHOD *method;
+
+static void make_method(void) {
+    BIO_METHOD *made = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "blobstream socket");
+    if (!made) return;
+    BIO_meth_set_write(made, bio_write);
+    BIO_meth_set_read(made, bio_read);
+    BIO_meth_set_ctrl(made, bio_ctrl);
+    BIO_meth_set_create(made, bio_create);
+    method = made;
+}
+
+static BIO_METHOD *socket_method(void) {
+    static CRYPTO_ONCE once = CRYPTO_ONCE_STATIC_INIT;
+    CRYPTO_THREAD_run_once(&once, make_method);
+    return method;
+}
+
+bs_tls_context *bs_tls_context_create(const char *ca_file, char *error, size_t error_size) {
+    ERR_clear_error();
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx) {
+        set_error(error, error_size, "cannot create a TLS context");
+        return NULL;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    static const unsigned char alpn[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    int trusted = ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) : SSL_CTX_set_default_verify_paths(ctx);
+    if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof alpn) != 0 || trusted != 1) {
+        char prefix[512];
+        snprintf(prefix, sizeof prefix, ca_file ? "cannot load the CA certificates of %s" : "cannot load the system's CA certificates%s",
+                 ca_file ? ca_file : "");
+        set_error(error, error_size, prefix);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    bs_tls_context *context = malloc(sizeof *context);
+    if (!context) {
+        SSL_CTX_free(ctx);
+        snprintf(error, error_size, "out of memory");
+        return NULL;
+    }
+    context->ctx = ctx;
+    return context;
+}
+
+void bs_tls_context_free(bs_tls_context *context) {
+    if (!context) return;
+    SSL_CTX_free(context->ctx);
+    free(context);
+}
+
+static int is_ip_address(const char *host) {
+    unsigned char address[16];
+    return inet_pton(AF_INET, host, address) == 1 || inet_pton(AF_INET6, host, address) == 1;
+}
+
+bs_tls *bs_tls_create(bs_tls_context *context, int fd, const char *host, char *error, size_t error_size) {
+    ERR_clear_error();
+    BIO_METHOD *bio_method = socket_method();
+    SSL *ssl = bio_method ? SSL_new(context->ctx) : NULL;
+    BIO *bio = ssl ? BIO_new(bio_method) : NULL;
+    if (!bio) {
+        set_error(error, error_size, "cannot create a TLS session");
+        SSL_free(ssl);
+        return NULL;
+    }
+    BIO_set_data(bio, (void *)(intptr_t)fd);
+    SSL_set_bio(ssl, bio, bio);
+    int named;
+    if (is_ip_address(host)) {
+        // RFC 6066: no SNI for an address; the certificate must name the address itself.
+        named = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host);
+    } else {
+        SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        named = SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
+    }
+    if (named != 1) {
+        set_error(error, error_size, "cannot set the host name to verify");
+        SSL_free(ssl);
+        return NULL;
+    }
+    bs_tls *session = malloc(sizeof *session);
+    if (!session) {
+        SSL_free(ssl);
+        snprintf(error, error_size, "out of memory");
+        return NULL;
+    }
+    session->ssl = ssl;
+    return session;
+}
+
+void bs_tls_free(bs_tls *session) {
+    if (!session) return;
+    SSL_free(session->ssl);
+    free(session);
+}
+
+// Maps a failed SSL_* call to a BS_TLS_* code, with the reason in `error`.
+static long failure(bs_tls *session, int result, const char *operation, char *error, size_t error_size) {
+    int code = SSL_get_error(session->ssl, result);
+    switch (code) {
+    case SSL_ERROR_WANT_READ: return BS_TLS_WANT_READ;
+    case SSL_ERROR_WANT_WRITE: return BS_TLS_WANT_WRITE;
+    case SSL_ERROR_ZERO_RETURN: return BS_TLS_CLOSED;
+    default: break;
+    }
+    long verify = SSL_get_verify_result(session->ssl);
+    if (verify != X509_V_OK) {
+        snprintf(error, error_size, "the server's certificate was refused: %s", X509_verify_cert_error_string(verify));
+        ERR_clear_error();
+        return BS_TLS_ERROR;
+    }
+    unsigned long last = ERR_peek_last_error();
+    if (code == SSL_ERROR_SSL && ERR_GET_REASON(last) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+        ERR_clear_error();
+        return BS_TLS_TRUNCATED;
+    }
+    if (code == SSL_ERROR_SYSCALL && last == 0) {
+        int saved = errno;
+        if (result == 0 || saved == 0) return BS_TLS_TRUNCATED;
+        char prefix[256];
+        snprintf(prefix, sizeof prefix, "%s: %s", operation, strerror(saved));
+        set_error(error, error_size, prefix);
+        return BS_TLS_ERROR;
+    }
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s failed", operation);
+    set_error(error, error_size, prefix);
+    return BS_TLS_ERROR;
+}
+
+int bs_tls_handshake(bs_tls *session, char *error, size_t error_size) {
+    ERR_clear_error();
+    int result = SSL_connect(session->ssl);
+    if (result == 1) return BS_TLS_OK;
+    long code = failure(session, result, "the TLS handshake", error, error_size);
+    // An end of the connection in the middle of a handshake is a refusal, never a clean end.
+    if (code == BS_TLS_CLOSED || code == BS_TLS_TRUNCATED) {
+        snprintf(error, error_size, "the server closed the connection during the TLS handshake");
+        return BS_TLS_ERROR;
+    }
+    return (int)code;
+}
+
+long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size_t error_size) {
+    ERR_clear_error();
+    size_t count = 0;
+    int result = SSL_read_ex(session->ssl, buffer, length, &count);
+    if (result == 1) return (long)count;
+    return failure(session, result, "TLS read", error, error_size);
+}
+
+long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *error, size_t error_size) {
+    ERR_clear_error();
+    size_t count = 0;
+    int result = SSL_write_ex(session->ssl, buffer, length, &count);
+    if (result == 1) return (long)count;
+    long code = failure(session, result, "TLS write", error, error_size);
+    if (code == BS_TLS_CLOSED || code == BS_TLS_TRUNCATED) {
+        snprintf(error, error_size, "the server ended the TLS session while a request was being sent");
+        return BS_TLS_ERROR;
+    }
+    return code;
+}
+
+int bs_tls_has_input(bs_tls *session) {
+    if (SSL_pending(session->ssl) > 0) return 1;
+    ERR_clear_error();
+    unsigned char byte;
+    size_t count = 0;
+    int result = SSL_peek_ex(session->ssl, &byte, 1, &count);
+    if (result == 1) return 1;
+    int code = SSL_get_error(session->ssl, result);
+    ERR_clear_error();
+    return code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE ? 0 : 1;
+}
+
+void bs_tls_shutdown(bs_tls *session) {
+    ERR_clear_error();
+    SSL_shutdown(session->ssl);
+    ERR_clear_error();
+}
+
+const char *bs_tls_version(bs_tls *session) {
+    return SSL_get_version(session->ssl);
+}
+#endif

@@ -1,0 +1,77 @@
+import Synchronization
+#if canImport(CBlobStreamTLS)
+internal import CBlobStreamTLS
+#endif
+
+/// How the package's own client secures an `https:` connection: which certificate authorities
+/// it trusts. Verification itself is not configurable: the chain and the host name (or IP
+/// address) are always checked, TLS 1.2 is the least version, and ALPN offers `http/1.1`.
+package struct TLSConfiguration: Sendable, Hashable {
+    /// A PEM file of the only certificate authorities to trust (curl's `--cacert`), or `nil`
+    /// for the system's store, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR` as curl and
+    /// Python do.
+    package var certificateAuthorityFile: String?
+
+    /// Trusts `certificateAuthorityFile`, or the system's store when it is `nil`.
+    package init(certificateAuthorityFile: String? = nil) {
+        self.certificateAuthorityFile = certificateAuthorityFile
+    }
+
+    /// Whether this build can speak TLS itself (Linux, with OpenSSL); elsewhere `https:` goes
+    /// through URLSession.
+    package static var isAvailable: Bool {
+        #if canImport(CBlobStreamTLS) && os(Linux)
+        return true
+        #else
+        return false
+        #endif
+    }
+}
+
+#if canImport(CBlobStreamTLS) && os(Linux)
+/// One OpenSSL client context per configuration, made once: loading a trust store costs
+/// milliseconds, and a context serves any number of sessions on any thread.
+final class TLSContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    private init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        bs_tls_context_free(pointer)
+    }
+
+    private static let made = Mutex<[TLSConfiguration: TLSContext]>([:])
+
+    /// The context of `configuration`, made on first use.
+    /// - Throws: ``HTTP1Error/network(reason:cause:)`` (``HTTP1Error/NetworkCause/secureConnectionFailed``)
+    ///   when the trust store cannot be loaded (a missing or malformed CA file).
+    static func context(for configuration: TLSConfiguration) throws(HTTP1Error) -> TLSContext {
+        if let context = made.withLock({ $0[configuration] }) { return context }
+        var error = [CChar](repeating: 0, count: 512)
+        let created: OpaquePointer? = configuration.certificateAuthorityFile.withOptionalCString { file in
+            bs_tls_context_create(file, &error, error.count)
+        }
+        guard let created else {
+            throw .network(reason: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), cause: .secureConnectionFailed)
+        }
+        let context = TLSContext(pointer: created)
+        return made.withLock { contexts in
+            if let existing = contexts[configuration] { return existing }
+            contexts[configuration] = context
+            return context
+        }
+    }
+}
+
+extension Optional where Wrapped == String {
+    /// Calls `body` with a C string of the value, or `nil`.
+    func withOptionalCString<T>(_ body: (UnsafePointer<CChar>?) -> T) -> T {
+        switch self {
+        case .some(let string): string.withCString { body($0) }
+        case .none: body(nil)
+        }
+    }
+}
+#endif
