@@ -12,7 +12,7 @@ public struct S3Configuration: Sendable {
         case virtualHost
     }
 
-    /// The service's base URL, `http://host[:port]` (a path is ignored).
+    /// The service's base URL, `https://host[:port]` or `http://host[:port]` (a path is ignored).
     public var endpoint: URL
     /// The region signed for (`us-east-1` for most S3-compatible servers).
     public var region: String
@@ -24,12 +24,16 @@ public struct S3Configuration: Sendable {
     public var credentials: S3Credentials
     /// Seconds a connect, or any wait for progress of a send or receive, may take.
     public var timeout: TimeInterval
+    /// The certificate authorities an `https:` endpoint is verified against; the system's
+    /// store by default.
+    public var trust: TLSTrust
 
     /// A configuration.
     public init(
         endpoint: URL, region: String = "us-east-1", bucket: String, addressing: Addressing = .path,
-        credentials: S3Credentials, timeout: TimeInterval = 60
+        credentials: S3Credentials, timeout: TimeInterval = 60, trust: TLSTrust = .system
     ) {
+        self.trust = trust
         self.endpoint = endpoint
         self.region = region
         self.bucket = bucket

@@ -1,5 +1,6 @@
 import Foundation
 internal import HTTP1
+import BlobStream
 import Synchronization
 
 /// One S3 request before it is signed.
@@ -43,6 +44,9 @@ final class S3Wire: Sendable {
     private let port: Int
     private let addressing: S3Configuration.Addressing
     private let timeout: TimeInterval
+    /// Where connections go: the endpoint's host and port, with TLS for `https:`.
+    private let endpoint: HTTP1Endpoint
+    private let trust: TLSConfiguration
     private let idle = Mutex<[HTTP1Connection]>([])
 
     /// Error bodies and XML results are kept up to this size; an answer with a longer body is a
@@ -51,18 +55,17 @@ final class S3Wire: Sendable {
 
     /// A wire for `configuration`.
     /// - Throws: ``S3Error/unsupportedEndpoint(endpoint:reason:)`` for an endpoint that is not
-    ///   `http://host[:port]`, ``S3Error/invalidConfiguration(name:reason:)`` for a bucket name
+    ///   `http(s)://host[:port]`, ``S3Error/invalidConfiguration(name:reason:)`` for a bucket name
     ///   S3 cannot have.
     init(configuration: S3Configuration) throws(S3Error) {
         let endpoint = configuration.endpoint
         let scheme = endpoint.scheme?.lowercased() ?? ""
-        guard scheme == "http" else {
+        guard scheme == "http" || scheme == "https" else {
+            throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "not an http or https URL")
+        }
+        guard scheme == "http" || TLSTrust.isAvailable else {
             throw .unsupportedEndpoint(
-                endpoint: endpoint.absoluteString,
-                reason: scheme == "https"
-                    ? "https is not supported: this S3 client speaks plain http over the package's own HTTP/1.1 client; "
-                        + "use an http endpoint (a local server, or a TLS-terminating proxy on this host)"
-                    : "not an http URL")
+                endpoint: endpoint.absoluteString, reason: "this build has no TLS of its own (it needs Linux and OpenSSL 3)")
         }
         guard let host = endpoint.host?.lowercased(), !host.isEmpty else {
             throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "the URL names no host")
@@ -81,7 +84,9 @@ final class S3Wire: Sendable {
         self.bucket = bucket
         self.scheme = scheme
         self.host = host
-        self.port = endpoint.port ?? 80
+        self.port = endpoint.port ?? (scheme == "https" ? 443 : 80)
+        self.endpoint = HTTP1Endpoint(host: host, port: self.port, isSecure: scheme == "https")
+        self.trust = configuration.trust.configuration
         self.addressing = configuration.addressing
         self.timeout = configuration.timeout
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
@@ -95,7 +100,7 @@ final class S3Wire: Sendable {
     var authority: String {
         let literal = host.contains(":") ? "[\(host)]" : host
         let name = addressing == .virtualHost ? "\(bucket).\(host)" : literal
-        return port == 80 ? name : "\(name):\(port)"
+        return port == (scheme == "https" ? 443 : 80) ? name : "\(name):\(port)"
     }
 
     /// The request path, percent-encoded.
@@ -181,7 +186,7 @@ final class S3Wire: Sendable {
             let receivedBefore = connection.bytesReceived
             do {
                 if reused == nil {
-                    try connection.connect(host: host, port: port, wait: .after(timeout))
+                    try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
                 }
                 let answer = try transmit(on: connection, method: call.method, head: headBytes, body: body)
                 // Unwatched first: a cancellation after this point no longer reaches it. One

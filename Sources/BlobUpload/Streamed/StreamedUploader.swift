@@ -68,7 +68,7 @@ public final class StreamedUploader: Sendable {
         let configuration = configuration ?? HTTPTransport.defaultConfiguration()
         self.transport = transport
         urlSession = HTTPTransport(configuration: configuration)
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest)
+        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, trust: transport.trust.configuration)
     }
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.

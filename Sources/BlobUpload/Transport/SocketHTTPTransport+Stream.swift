@@ -56,9 +56,9 @@ extension SocketHTTPTransport {
         _ head: HTTPRequestHead, body: StreamBody, expectedLength: Int64?, call: SocketCall
     ) -> Result<HTTPReply, BlobUploadError> {
         let (method, url) = (head.method, head.url)
-        guard let (host, port) = head.endpoint else {
+        guard let endpoint = head.endpoint else {
             return .failure(.network(
-                method: method, url: url.absoluteString, reason: "not an http: URL with a host and a port from 1 to 65535",
+                method: method, url: url.absoluteString, reason: "not an http: or https: URL with a host and a port from 1 to 65535",
                 code: URLError.Code.unsupportedURL.rawValue))
         }
         var head = head
@@ -68,7 +68,7 @@ extension SocketHTTPTransport {
         let connection = HTTP1Connection()
         guard call.watch(connection) else { return .failure(.cancelled) }
         do {
-            try connection.connect(host: host, port: port, wait: .after(timeout))
+            try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
         } catch {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
         }

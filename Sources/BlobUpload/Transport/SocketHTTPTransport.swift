@@ -24,10 +24,13 @@ import Synchronization
 final class SocketHTTPTransport: Sendable {
     /// Seconds a connect, or any wait for progress of a send or receive, may take.
     let timeout: TimeInterval
-    private let idle = Mutex<(host: String, port: Int, connection: HTTP1Connection)?>(nil)
+    /// The certificate authorities an `https:` connection trusts.
+    let trust: TLSConfiguration
+    private let idle = Mutex<(endpoint: HTTP1Endpoint, connection: HTTP1Connection)?>(nil)
 
-    init(timeout: TimeInterval) {
+    init(timeout: TimeInterval, trust: TLSConfiguration) {
         self.timeout = timeout
+        self.trust = trust
     }
 
     /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
@@ -85,9 +88,9 @@ final class SocketHTTPTransport: Sendable {
     private func performOnce(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
-        guard let (host, port) = head.endpoint else {
+        guard let endpoint = head.endpoint else {
             return .failure(.network(
-                method: method, url: url.absoluteString, reason: "not an http: URL with a host and a port from 1 to 65535",
+                method: method, url: url.absoluteString, reason: "not an http: or https: URL with a host and a port from 1 to 65535",
                 code: URLError.Code.unsupportedURL.rawValue))
         }
         var head = head
@@ -97,20 +100,20 @@ final class SocketHTTPTransport: Sendable {
         while true {
             if call.isCancelled { return .failure(.cancelled) }
             // After a stale connection, a new one: another kept one may be as stale.
-            let reused = retriedStale ? nil : takeIdle(host: host, port: port)
+            let reused = retriedStale ? nil : takeIdle(endpoint)
             let connection = reused ?? HTTP1Connection()
             guard call.watch(connection) else { return .failure(.cancelled) }
             let receivedBefore = connection.bytesReceived
             do {
                 if reused == nil {
-                    try connection.connect(host: host, port: port, wait: .after(timeout))
+                    try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
                 }
                 let answer = try exchange(on: connection, method: method, head: headBytes, body: body)
                 // Let go first: a cancellation of this call that comes late (its task has not
                 // resumed yet) must not reach the connection once another request took it.
                 call.release(connection)
                 if answer.reusable, !call.isCancelled, !connection.isCancelled {
-                    idle.withLock { $0 = (host, port, connection) }
+                    idle.withLock { $0 = (endpoint, connection) }
                 }
                 let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                                       headers: answer.head.fields, body: Data(answer.body))
@@ -149,11 +152,11 @@ final class SocketHTTPTransport: Sendable {
         return try result.get()
     }
 
-    /// The kept-alive connection to `host`:`port`, if there is one (taking it out of the pool).
-    private func takeIdle(host: String, port: Int) -> HTTP1Connection? {
+    /// The kept-alive connection to `endpoint`, if there is one (taking it out of the pool).
+    private func takeIdle(_ endpoint: HTTP1Endpoint) -> HTTP1Connection? {
         idle.withLock { idle in
             defer { idle = nil }
-            guard let kept = idle, kept.host == host, kept.port == port, kept.connection.isReusable else { return nil }
+            guard let kept = idle, kept.endpoint == endpoint, kept.connection.isReusable else { return nil }
             return kept.connection
         }
     }

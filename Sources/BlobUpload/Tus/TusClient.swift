@@ -65,7 +65,7 @@ public final class TusClient: Sendable {
         self.headers = headers
         self.transport = transport
         let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest)
+        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, trust: transport.trust.configuration)
         urlSession = HTTPTransport(configuration: configuration)
     }
 
