@@ -28,7 +28,7 @@ final class SocketHTTPTransport: Sendable {
     let trust: TLSConfiguration
     private let idle = Mutex<(endpoint: HTTP1Endpoint, connection: HTTP1Connection)?>(nil)
 
-    init(timeout: TimeInterval, trust: TLSConfiguration) {
+    init(timeout: TimeInterval, trust: TLSConfiguration = TLSConfiguration()) {
         self.timeout = timeout
         self.trust = trust
     }
