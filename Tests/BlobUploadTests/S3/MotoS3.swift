@@ -11,11 +11,11 @@ enum MotoS3 {
     static let credentials = S3Credentials(accessKeyID: "testing-access-key", secretAccessKey: "testing-secret-key")
 
     /// A client for a fresh bucket, and the bucket's name; remove it with ``removeBucket(_:)``.
-    static func makeBucket(endpoint: URL = TestServers.motoURL) throws -> (client: S3Client, bucket: String) {
+    static func makeBucket(endpoint: URL = TestServers.motoURL, trust: TLSTrust = .system) throws -> (client: S3Client, bucket: String) {
         try TestServers.requireMoto()
         let bucket = "bs-" + UUID().uuidString.lowercased().prefix(18)
         _ = try request("CreateBucket", "PUT", bucket: bucket)
-        let client = try S3Client(configuration: S3Configuration(endpoint: endpoint, bucket: bucket, credentials: credentials))
+        let client = try S3Client(configuration: S3Configuration(endpoint: endpoint, bucket: bucket, credentials: credentials, trust: trust))
         return (client, bucket)
     }
 
