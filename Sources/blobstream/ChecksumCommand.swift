@@ -5,7 +5,7 @@ import Foundation
 enum ChecksumCommand: Command {
     static let words = ["checksum"]
     static let summary = "print the SHA-256 (or another checksum) of files or URLs, like sha256sum"
-    static let valueOptions: Set<String> = ["--algorithm", "-a", "--offset", "--asset-library"]
+    static let valueOptions: Set<String> = ["--algorithm", "-a", "--offset", "--asset-library", TLSOption.name]
     static let flagOptions: Set<String> = []
 
     static var help: String {
@@ -27,6 +27,7 @@ enum ChecksumCommand: Command {
               --offset N             skip the first N bytes (hash bytes N to the end); N may end
                                      in K, M or G (KiB, MiB, GiB); not for pipes
               --asset-library DIR    the asset library that asset:// URLs name
+              --cacert FILE          trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help                 show this help
 
         A progress bar is drawn on standard error when it is a terminal. Errors name the file
@@ -43,6 +44,7 @@ enum ChecksumCommand: Command {
             try ByteCountArgument.parse(text, option: "--offset", bounds: 0...Int64.max)
         } ?? 0
         try AssetLibraryOption.register(arguments)
+        try TLSOption.register(arguments)
         guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url> (or - for standard input)") }
         if arguments.positional.filter({ $0 == "-" }).count > 1 {
             throw .usage("standard input (-) can be read only once")

@@ -6,7 +6,7 @@ import Foundation
 enum PutCommand: Command {
     static let words = ["put"]
     static let summary = "send a file or URL as the body of an HTTP PUT, streamed"
-    static let valueOptions: Set<String> = ["--asset-library"]
+    static let valueOptions: Set<String> = ["--asset-library", TLSOption.name]
     static let flagOptions: Set<String> = []
 
     static var help: String {
@@ -20,6 +20,7 @@ enum PutCommand: Command {
 
         Options:
               --asset-library DIR  the asset library that asset:// URLs name
+              --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help               show this help
 
         A progress bar is drawn on standard error when it is a terminal. Exit status: 0 for a
@@ -34,6 +35,7 @@ enum PutCommand: Command {
         let sourceName = arguments.positional[0]
         let target = try HTTPURLArgument.parse(arguments.positional[1], role: "the PUT target")
         try AssetLibraryOption.register(arguments)
+        let transport = try TLSOption.register(arguments)
         let input: InputArgument
         let stream: BlobInputStream
         do throws(BlobStreamError) {
@@ -50,7 +52,7 @@ enum PutCommand: Command {
         let body = Unchecked(stream)
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
         let outcome = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
-            try await StreamedUploader().upload(body.take(), to: target, expectedLength: expectedLength) { progress in
+            try await StreamedUploader(transport: transport).upload(body.take(), to: target, expectedLength: expectedLength) { progress in
                 bar?.update(progress)
             }
         }

@@ -5,7 +5,7 @@ import Foundation
 enum S3AbortCommand: Command {
     static let words = ["s3", "abort"]
     static let summary = "delete an unfinished S3 multipart upload and its parts"
-    static let valueOptions: Set<String> = ["--endpoint"]
+    static let valueOptions: Set<String> = ["--endpoint", TLSOption.name]
     static let flagOptions: Set<String> = []
 
     static var help: String {
@@ -18,6 +18,7 @@ enum S3AbortCommand: Command {
 
         Options:
               --endpoint URL   the S3 endpoint (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)
+              --cacert FILE    trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help           show this help
 
         Exit status: 0 when the upload was deleted, 1 on failure (an upload that does not

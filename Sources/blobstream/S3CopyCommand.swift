@@ -7,7 +7,7 @@ import Foundation
 enum S3CopyCommand: Command {
     static let words = ["s3", "cp"]
     static let summary = "upload a file or URL to S3 (multipart, parallel, resumable)"
-    static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library"]
+    static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library", TLSOption.name]
     static let flagOptions: Set<String> = []
 
     static var help: String {
@@ -37,6 +37,7 @@ enum S3CopyCommand: Command {
               --checksum ALG       crc32c (default), crc32, sha1 or sha256
               --resume UPLOAD_ID   continue this multipart upload
               --asset-library DIR  the asset library that asset:// URLs name
+              --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help               show this help
 
         A progress bar with rate and time left is drawn on standard error when it is a
@@ -72,6 +73,7 @@ enum S3CopyCommand: Command {
         let resume = arguments.values["--resume"]
         if let resume, resume.isEmpty { throw .usage("--resume needs an upload id") }
         try AssetLibraryOption.register(arguments)
+        try TLSOption.register(arguments)
         let source = try UploadSupport.source(for: sourceName)
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)

@@ -23,11 +23,14 @@ enum S3Support {
     static func client(bucket: String, arguments: ParsedArguments) throws(CommandFailure) -> S3Client {
         let environment = ProcessInfo.processInfo.environment
         guard let text = arguments.values["--endpoint"] ?? endpointVariables.lazy.compactMap({ environment[$0] }).first(where: { !$0.isEmpty }) else {
-            throw .usage("no S3 endpoint: give --endpoint http://HOST:PORT (or set AWS_ENDPOINT_URL)")
+            throw .usage("no S3 endpoint: give --endpoint https://HOST[:PORT] (or set AWS_ENDPOINT_URL)")
         }
         let endpoint = try HTTPURLArgument.parse(text, role: "an S3 endpoint (--endpoint)")
+        let trust = try TLSOption.trust(arguments)
         do throws(S3Error) {
-            return try S3Client(configuration: .fromEnvironment(endpoint: endpoint, bucket: bucket))
+            var configuration = try S3Configuration.fromEnvironment(endpoint: endpoint, bucket: bucket)
+            configuration.trust = trust
+            return try S3Client(configuration: configuration)
         } catch {
             switch error {
             case .unsupportedEndpoint, .invalidConfiguration: throw .usage(error.description)

@@ -6,7 +6,7 @@ import Foundation
 enum UploadCommand: Command {
     static let words = ["upload"]
     static let summary = "upload a file, URL or standard input to a tus server, resumably"
-    static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype"]
+    static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype", TLSOption.name]
     static let flagOptions: Set<String> = ["--restart-if-gone"]
 
     /// The smallest `--chunk-size`: below it every PATCH is mostly round trip (a 3 MB file in
@@ -42,6 +42,7 @@ enum UploadCommand: Command {
               --restart-if-gone      start a new upload if the resumed one expired (404/410)
               --filetype TYPE        the filetype metadata (default application/octet-stream)
               --asset-library DIR    the asset library that asset:// URLs name
+              --cacert FILE          trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help                 show this help
 
         A progress bar with rate and time left is drawn on standard error when it is a
@@ -66,12 +67,13 @@ enum UploadCommand: Command {
             try HTTPURLArgument.parse(text, role: "an upload (--resume)")
         }
         try AssetLibraryOption.register(arguments)
+        let transport = try TLSOption.register(arguments)
         let source = try UploadSupport.source(
             for: sourceName,
             refusingPipe: resume == nil ? nil : "is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
-        let client = TusClient(endpoint: endpoint)
+        let client = TusClient(endpoint: endpoint, transport: transport)
         let control = UploadSupport.Control<BlobUploadError>()
         let reporter = UploadReporter(
             console: console, label: sourceName, resuming: resume, retryPolicy: options.retry, control: control)

@@ -1,0 +1,31 @@
+import BlobStream
+import Foundation
+internal import SystemCalls
+
+/// The `--cacert FILE` option of every command that makes requests: the certificate
+/// authorities `https:` servers are verified against (curl's option of the same name). Without
+/// it, the system's store, which `SSL_CERT_FILE` and `SSL_CERT_DIR` replace.
+enum TLSOption {
+    /// The option's name, for the commands' `valueOptions`.
+    static let name = "--cacert"
+
+
+    /// The trust the arguments ask for; the HTTP source of `http(s)` URLs is registered with it.
+    /// - Throws: ``CommandFailure/usage(_:)`` for a file that cannot be read.
+    static func trust(_ arguments: ParsedArguments) throws(CommandFailure) -> TLSTrust {
+        guard let path = arguments.values[name] else { return .system }
+        guard case .success(let status) = FileSystem.status(atPath: path), status.isRegularFile else {
+            throw .usage("--cacert \(path): not a readable file of CA certificates")
+        }
+        return .certificateAuthorities(file: path)
+    }
+
+    /// ``trust(_:)``, registered for `http(s)` URLs in ``BlobURLRegistry/shared``; returns the
+    /// transport the upload clients use.
+    @discardableResult
+    static func register(_ arguments: ParsedArguments) throws(CommandFailure) -> Transport {
+        let transport = Transport.automatic.trusting(try trust(arguments))
+        BlobURLRegistry.shared.registerHTTP(configuration: HTTPDataSource.Configuration(transport: transport))
+        return transport
+    }
+}
