@@ -63,7 +63,9 @@ extension HTTP1Connection {
     /// first `limit` bytes are kept (an answer with a larger body is still read to its end, so
     /// the connection can be used again — or, when `failingPastLimit`, is a protocol
     /// violation as soon as its body passes `limit`, for peers whose answers are small: an
-    /// endless body then cannot keep the reader busy).
+    /// endless body then cannot keep the reader busy). `wait` bounds the whole answer: a
+    /// deadline (``HTTP1Wait/until(_:)``) is the one a peer answering one byte at a time
+    /// cannot stretch.
     package func readAnswer(
         method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
     ) throws(HTTP1Error) -> HTTP1Answer {

@@ -97,7 +97,7 @@ extension HTTPDataSource {
             ? URLSessionHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
                                      idleTimeout: configuration.idleTimeout, sink: self)
             : SocketHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
-                                 idleTimeout: configuration.idleTimeout, sink: self)
+                                 idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
         s.transfer = ActiveTransfer(id: id, object: object, request: request, usesURLSession: usesURLSession, redirects: redirects)
         s.lastTransferUsedURLSession = usesURLSession
         s.statistics.requests += 1
