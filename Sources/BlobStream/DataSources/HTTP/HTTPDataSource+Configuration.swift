@@ -40,7 +40,8 @@ extension HTTPDataSource {
         public var minimumSpeed: MinimumSpeed
 
         /// How many times in a row the source reconnects after a dropped connection, a short body
-        /// or a timeout before it gives up with the last error. Progress resets the count.
+        /// or a timeout before it gives up with the last error. Progress resets the count, but for
+        /// attempts that failed below ``minimumSpeed``: those count until the next open or seek.
         public var maxRetries: Int
 
         /// The wait before the first reconnect, in seconds; it doubles with each further attempt.

@@ -150,7 +150,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
             case .timedOut: throw .failure(.timedOut(operation: operation, seconds: seconds))
             case .tooSlow(let bytes, let elapsed, let minimum):
                 let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
-                throw .failure(.timedOut(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
+                throw .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
             case .network(let reason, _): throw .failure(.connection(reason: reason))
             case .protocolViolation(let reason): throw .failure(.protocolViolation(reason: reason))
             }
