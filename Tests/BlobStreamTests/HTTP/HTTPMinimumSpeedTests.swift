@@ -9,28 +9,31 @@ import Testing
 /// stopped as after any time-out; a slow but steady body above the minimum is read whole.
 @Suite struct HTTPMinimumSpeedTests {
     static let bytes = TempFiles.pseudoRandomBytes(count: 2000, seed: 19)
+    static let transports: [HTTPDataSource.Transport] = [.automatic, .urlSession]
 
     /// A 206 for the request's range of ``bytes``, pinned by an entity tag.
     static func answer(_ request: ScriptedHTTPServer.Request) -> [UInt8] {
         let spec = (request.fields["range"] ?? "").dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
         let first = min(Int(spec.first ?? "") ?? 0, bytes.count - 1)
+        let last = min(spec.count > 1 ? Int(spec[1]) ?? bytes.count - 1 : bytes.count - 1, bytes.count - 1)
         return ScriptedHTTPServer.response(
-            status: "206 Partial Content", fields: ["Content-Range": "bytes \(first)-\(bytes.count - 1)/\(bytes.count)", "ETag": "\"v1\""],
-            body: Array(bytes[first...]))
+            status: "206 Partial Content", fields: ["Content-Range": "bytes \(first)-\(last)/\(bytes.count)", "ETag": "\"v1\""],
+            body: Array(bytes[first...last]))
     }
 
-    static func configuration(maxRetries: Int) -> HTTPDataSource.Configuration {
-        .init(minimumSpeed: MinimumSpeed(bytesPerSecond: 100, seconds: 1), maxRetries: maxRetries, retryDelay: 0.01)
+    static func configuration(maxRetries: Int, transport: HTTPDataSource.Transport) -> HTTPDataSource.Configuration {
+        .init(minimumSpeed: MinimumSpeed(bytesPerSecond: 100, seconds: 1), maxRetries: maxRetries, retryDelay: 0.01, transport: transport)
     }
 
     /// One byte every 0.1 s (10 bytes/s) against a minimum of 100 bytes/s over 1 s: a time-out
     /// after about a second, not after the 4 s the server trickles before it closes.
-    @Test func aBodyBelowTheMinimumSpeedTimesOutNamingTheRate() async throws {
+    @Test(arguments: transports)
+    func aBodyBelowTheMinimumSpeedTimesOutNamingTheRate(transport: HTTPDataSource.Transport) async throws {
         let server = try ScriptedHTTPServer(pacing: .init(after: 150, bytes: 1, interval: 0.1, steps: 40), respond: Self.answer)
         defer { server.stop() }
         let url = URL(string: "http://127.0.0.1:\(server.port)/trickle")!
         let result = try await blocking {
-            let source = HTTPDataSource(url: url, configuration: Self.configuration(maxRetries: 1))
+            let source = HTTPDataSource(url: url, configuration: Self.configuration(maxRetries: 1, transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             _ = try reader.open().get()
@@ -50,12 +53,13 @@ import Testing
     }
 
     /// 100 bytes every 0.1 s (about 1,000 bytes/s, ten times the minimum): slow, but never cut off.
-    @Test func aSteadyBodyAboveTheMinimumIsReadWhole() async throws {
+    @Test(arguments: transports)
+    func aSteadyBodyAboveTheMinimumIsReadWhole(transport: HTTPDataSource.Transport) async throws {
         let server = try ScriptedHTTPServer(pacing: .init(after: 150, bytes: 100, interval: 0.1, steps: 40), respond: Self.answer)
         defer { server.stop() }
         let url = URL(string: "http://127.0.0.1:\(server.port)/steady")!
         let result = try await blocking {
-            let source = HTTPDataSource(url: url, configuration: Self.configuration(maxRetries: 0))
+            let source = HTTPDataSource(url: url, configuration: Self.configuration(maxRetries: 0, transport: transport))
             defer { source.close() }
             let reader = SourceReader(source: source)
             _ = try reader.open().get()

@@ -35,8 +35,7 @@ extension HTTPDataSource {
         /// 30 s, by default): a server that sends one byte at a time, which ``idleTimeout``
         /// never ends, fails the request with ``BlobStreamError/timedOut(resource:operation:seconds:)``
         /// naming the offset and the rate, and the source reconnects as after any time-out.
-        /// Time paused because the buffer is full does not count. Applies to `http:` over the
-        /// package's own client (``Transport/automatic``).
+        /// Time paused because the buffer is full does not count. Both transports apply it.
         public var minimumSpeed: MinimumSpeed
 
         /// How many times in a row the source reconnects after a dropped connection, a short body

@@ -98,7 +98,7 @@ extension HTTPDataSource {
         let id = s.nextTransferID
         let object: any HTTPTransfer = usesURLSession
             ? URLSessionHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
-                                     idleTimeout: configuration.idleTimeout, sink: self)
+                                     idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
             : SocketHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
                                  idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
         s.transfer = ActiveTransfer(id: id, object: object, request: request, usesURLSession: usesURLSession, redirects: redirects)
