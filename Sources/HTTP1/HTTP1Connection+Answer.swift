@@ -36,8 +36,8 @@ extension HTTP1Connection {
                 searched = 0
                 if head.isInterim {
                     interimHeads += 1
-                    // A server sends a few at most (100, 102, 103); one that never stops would
-                    // hold the reader for good, each head resetting the wait for silence.
+                    // A server sends a few at most (100, 102, 103); one that never stops is
+                    // refused at once, not only at the deadline.
                     guard interimHeads <= Self.maxInterimHeads else {
                         throw .protocolViolation(reason: "more than \(Self.maxInterimHeads) interim (1xx) answers before the final one")
                     }

@@ -137,7 +137,7 @@ package final class HTTP1Connection: Sendable {
     /// Sends all of `bytes` within `wait`.
     package func send(_ bytes: UnsafeRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) {
         let fd = try connectedSocket()
-        var clock = HTTP1WaitClock(wait)
+        let clock = HTTP1WaitClock(wait)
         defer { clock.end() }
         var sent = 0
         while sent < bytes.count {
@@ -167,7 +167,7 @@ package final class HTTP1Connection: Sendable {
     /// peer closed the connection.
     package func receive(into buffer: UnsafeMutableRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) -> Int {
         let fd = try connectedSocket()
-        var clock = HTTP1WaitClock(wait)
+        let clock = HTTP1WaitClock(wait)
         defer { clock.end() }
         while true {
             try checkCancelled()

@@ -2,15 +2,12 @@ import Dispatch
 import Foundation
 
 /// How long a connection call may wait: until a fixed deadline (a whole phase, such as "the
-/// whole answer within the answer timeout", which a peer sending one byte at a time cannot
-/// stretch), for a stretch of silence that each byte of progress starts again, or at a
-/// minimum pace (a bulk body: see ``HTTP1Pace``).
+/// whole answer within the answer timeout"), or at a minimum pace (a bulk body: see
+/// ``HTTP1Pace``). There is deliberately no wait for silence alone: each byte would start it
+/// again, and a peer sending one byte at a time would hold the call for hours.
 package enum HTTP1Wait: Sendable {
     /// Until this moment.
     case until(DispatchTime)
-    /// At most this many seconds without progress; see ``boundedSeconds(_:)``. A trickle
-    /// stretches it without end: only for waits that something else bounds.
-    case silence(TimeInterval)
     /// At the pace's minimum speed, and never silent longer than its silence.
     case pace(HTTP1Pace)
 
@@ -31,11 +28,10 @@ package enum HTTP1Wait: Sendable {
         .until(.now() + boundedSeconds(timeout))
     }
 
-    /// The deadline of a wait that starts (or made progress) now.
+    /// When a call that waits now must look again.
     var deadline: DispatchTime {
         switch self {
         case .until(let deadline): deadline
-        case .silence(let seconds): .now() + Self.boundedSeconds(seconds)
         case .pace(let pace): pace.deadline
         }
     }
@@ -45,12 +41,10 @@ package enum HTTP1Wait: Sendable {
 /// would block must look again, what progress changes, and what passing a deadline means.
 struct HTTP1WaitClock {
     private let wait: HTTP1Wait
-    private var current: DispatchTime
 
     /// A call begins.
     init(_ wait: HTTP1Wait) {
         self.wait = wait
-        current = wait.deadline
         if case .pace(let pace) = wait { pace.begin() }
     }
 
@@ -60,19 +54,12 @@ struct HTTP1WaitClock {
     }
 
     /// When a blocked call must look again.
-    var deadline: DispatchTime {
-        if case .pace(let pace) = wait { return pace.deadline }
-        return current
-    }
+    var deadline: DispatchTime { wait.deadline }
 
-    /// `count` bytes went through: a silence starts again, a pace counts them (and fails when
-    /// they closed a window below its minimum).
-    mutating func progress(_ count: Int) throws(HTTP1Error) {
-        switch wait {
-        case .until: break
-        case .silence: current = wait.deadline
-        case .pace(let pace): try pace.progress(count)
-        }
+    /// `count` bytes went through: a pace counts them (and fails when they closed a window
+    /// below its minimum).
+    func progress(_ count: Int) throws(HTTP1Error) {
+        if case .pace(let pace) = wait { try pace.progress(count) }
     }
 
     /// The deadline passed: a time-out, except for a pace whose window passed above its
