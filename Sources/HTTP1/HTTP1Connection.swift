@@ -137,16 +137,17 @@ package final class HTTP1Connection: Sendable {
     /// Sends all of `bytes` within `wait`.
     package func send(_ bytes: UnsafeRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) {
         let fd = try connectedSocket()
-        var deadline = wait.deadline
+        let clock = HTTP1WaitClock(wait)
+        defer { clock.end() }
         var sent = 0
         while sent < bytes.count {
             try checkCancelled()
             switch fd.send(UnsafeRawBufferPointer(rebasing: bytes[sent...])) {
             case .success(let count):
                 sent += count
-                if case .silence = wait { deadline = wait.deadline }
+                try clock.progress(count)
             case .failure(let failure) where failure.isWouldBlock:
-                try self.wait(for: .writable, on: fd, until: deadline)
+                try self.wait(for: .writable, on: fd, clock: clock)
             case .failure(let failure):
                 throw .network(reason: "send: \(failure.text)", cause: .lost)
             }
@@ -166,16 +167,17 @@ package final class HTTP1Connection: Sendable {
     /// peer closed the connection.
     package func receive(into buffer: UnsafeMutableRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) -> Int {
         let fd = try connectedSocket()
-        var deadline: DispatchTime?
+        let clock = HTTP1WaitClock(wait)
+        defer { clock.end() }
         while true {
             try checkCancelled()
             switch fd.receive(into: buffer) {
             case .success(let count):
                 received.add(count, ordering: .relaxed)
+                try clock.progress(count)
                 return count
             case .failure(let failure) where failure.isWouldBlock:
-                if deadline == nil { deadline = wait.deadline }
-                try self.wait(for: .readable, on: fd, until: deadline!)
+                try self.wait(for: .readable, on: fd, clock: clock)
             case .failure(let failure):
                 throw .network(reason: "recv: \(failure.text)", cause: .lost)
             }
@@ -199,6 +201,20 @@ package final class HTTP1Connection: Sendable {
 
     private func checkCancelled() throws(HTTP1Error) {
         if isCancelled { throw .cancelled }
+    }
+
+    /// Polls `fd` for `event` and the cancellation pipe, until `clock` says the call has
+    /// waited too long (``HTTP1WaitClock/expired()``).
+    private func wait(for event: PollEvent, on fd: FileDescriptor, clock: HTTP1WaitClock) throws(HTTP1Error) {
+        while true {
+            do {
+                try wait(for: event, on: fd, until: clock.deadline)
+                return
+            } catch {
+                guard error == .timedOut else { throw error }
+                try clock.expired()
+            }
+        }
     }
 
     /// Polls `fd` for `event` and the cancellation pipe, until `deadline`.

@@ -25,6 +25,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private let request: HTTPRangeRequest
     private let requestTimeout: TimeInterval
     private let idleTimeout: TimeInterval
+    private let minimumSpeed: MinimumSpeed
     private weak let sink: (any HTTPTransferSink)?
     private let connection = HTTP1Connection()
 
@@ -33,12 +34,17 @@ final class SocketHTTPTransfer: HTTPTransfer {
     ///   - request: What to ask; its URL must be `http:`.
     ///   - requestTimeout: The longest wait from connecting to the complete response head.
     ///   - idleTimeout: The longest wait for more body bytes while the buffer has room.
+    ///   - minimumSpeed: The slowest the body may arrive while the buffer has room.
     ///   - sink: Receives the events; held weakly, so a forgotten data source is not kept alive.
-    init(id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, sink: any HTTPTransferSink) {
+    init(
+        id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, minimumSpeed: MinimumSpeed,
+        sink: any HTTPTransferSink
+    ) {
         self.id = id
         self.request = request
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
+        self.minimumSpeed = minimumSpeed
         self.sink = sink
     }
 
@@ -97,12 +103,15 @@ final class SocketHTTPTransfer: HTTPTransfer {
         defer { staging.deallocate() }
         leftover.withUnsafeBytes { staging.copyMemory(from: $0) }
         var pending = 0..<leftover.count
+        // One pace for the whole body; waits for room in the buffer are outside its calls.
+        let bodyWait = HTTP1Wait.pace(HTTP1Pace(
+            minimumBytesPerSecond: minimumSpeed.bytesPerSecond, seconds: minimumSpeed.seconds, silence: idleTimeout))
         while !decoder.isComplete {
             let space = try waitForSpace()
             if pending.isEmpty {
                 let limit = UnsafeMutableRawBufferPointer(rebasing: staging[0..<min(space, staging.count)])
                 let count = try attempt("waiting for body bytes", seconds: idleTimeout) { () throws(HTTP1Error) in
-                    try connection.receive(into: limit, wait: .silence(idleTimeout))
+                    try connection.receive(into: limit, wait: bodyWait)
                 }
                 if count == 0 {
                     if decoder.endsAtClose { return }
@@ -142,6 +151,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
             switch error {
             case .cancelled: throw .quietly
             case .timedOut: throw .failure(.timedOut(operation: operation, seconds: seconds))
+            case .tooSlow(let bytes, let elapsed, let minimum):
+                let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
+                throw .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
             case .network(let reason, _): throw .failure(.connection(reason: reason))
             case .protocolViolation(let reason): throw .failure(.protocolViolation(reason: reason))
             }
