@@ -36,8 +36,8 @@ extension HTTP1Connection {
                 searched = 0
                 if head.isInterim {
                     interimHeads += 1
-                    // A server sends a few at most (100, 102, 103); one that never stops would
-                    // hold the reader for good, each head resetting the wait for silence.
+                    // A server sends a few at most (100, 102, 103); one that never stops is
+                    // refused at once, not only at the deadline.
                     guard interimHeads <= Self.maxInterimHeads else {
                         throw .protocolViolation(reason: "more than \(Self.maxInterimHeads) interim (1xx) answers before the final one")
                     }
@@ -63,7 +63,9 @@ extension HTTP1Connection {
     /// first `limit` bytes are kept (an answer with a larger body is still read to its end, so
     /// the connection can be used again — or, when `failingPastLimit`, is a protocol
     /// violation as soon as its body passes `limit`, for peers whose answers are small: an
-    /// endless body then cannot keep the reader busy).
+    /// endless body then cannot keep the reader busy). `wait` bounds the whole answer: a
+    /// deadline (``HTTP1Wait/until(_:)``) is the one a peer answering one byte at a time
+    /// cannot stretch.
     package func readAnswer(
         method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
     ) throws(HTTP1Error) -> HTTP1Answer {

@@ -1,3 +1,5 @@
+import Foundation
+
 extension HTTP1Connection {
     /// Sends a request (`head`, then `body`) and reads its answer, keeping at most `limit`
     /// bytes of its body (see ``readAnswer(method:wait:keepingAtMost:failingPastLimit:)``).
@@ -8,23 +10,28 @@ extension HTTP1Connection {
     /// is: a success read after a failed send cannot confirm bytes that were never sent, so the
     /// send's error stands then. A send that timed out has a peer that stopped reading, not one
     /// that closed: no answer is waited for.
+    ///
+    /// Two waits: `sending` for the request (a ``HTTP1Wait/pace(_:)`` for a bulk body), and a
+    /// whole-answer deadline, `answerTimeout` seconds from the end of the request, for the
+    /// answer (head and body): a peer that answers one byte at a time cannot stretch it.
     package func exchange(
-        method: String, head: [UInt8], body: UnsafeRawBufferPointer?, wait: HTTP1Wait,
+        method: String, head: [UInt8], body: UnsafeRawBufferPointer?, sending: HTTP1Wait, answerTimeout: TimeInterval,
         keepingAtMost limit: Int, failingPastLimit: Bool = false
     ) throws(HTTP1Error) -> HTTP1Answer {
         do {
-            try send(head, wait: wait)
+            try send(head, wait: sending)
             if let body, !body.isEmpty {
-                try send(body, wait: wait)
+                try send(body, wait: sending)
             }
         } catch {
             guard case .network = error,
-                  let refusal = earlyRefusal(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit) else {
+                  let refusal = earlyRefusal(
+                    method: method, wait: .after(answerTimeout), keepingAtMost: limit, failingPastLimit: failingPastLimit) else {
                 throw error
             }
             return refusal
         }
-        return try readAnswer(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit)
+        return try readAnswer(method: method, wait: .after(answerTimeout), keepingAtMost: limit, failingPastLimit: failingPastLimit)
     }
 
     /// The answer a server sent before the whole request went out, if it is a refusal (3xx and

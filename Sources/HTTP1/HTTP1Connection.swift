@@ -162,16 +162,17 @@ package final class HTTP1Connection: Sendable {
     /// Sends all of `bytes` within `wait`.
     package func send(_ bytes: UnsafeRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) {
         let (fd, channel) = try connected()
-        var deadline = wait.deadline
+        let clock = HTTP1WaitClock(wait)
+        defer { clock.end() }
         var sent = 0
         while sent < bytes.count {
             try checkCancelled()
             switch try channel.send(UnsafeRawBufferPointer(rebasing: bytes[sent...]), on: fd) {
             case .done(let count):
                 sent += count
-                if case .silence = wait { deadline = wait.deadline }
+                try clock.progress(count)
             case .wait(let event):
-                try self.wait(for: event, on: fd, until: deadline)
+                try self.wait(for: event, on: fd, clock: clock)
             case .closed:
                 throw .network(reason: "send: the connection closed", cause: .lost)
             }
@@ -191,18 +192,19 @@ package final class HTTP1Connection: Sendable {
     /// peer closed the connection.
     package func receive(into buffer: UnsafeMutableRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) -> Int {
         let (fd, channel) = try connected()
-        var deadline: DispatchTime?
+        let clock = HTTP1WaitClock(wait)
+        defer { clock.end() }
         while true {
             try checkCancelled()
             switch try channel.receive(into: buffer, on: fd) {
             case .done(let count):
                 received.add(count, ordering: .relaxed)
+                try clock.progress(count)
                 return count
             case .closed:
                 return 0
             case .wait(let event):
-                if deadline == nil { deadline = wait.deadline }
-                try self.wait(for: event, on: fd, until: deadline!)
+                try self.wait(for: event, on: fd, clock: clock)
             }
         }
     }
@@ -228,6 +230,20 @@ package final class HTTP1Connection: Sendable {
 
     func checkCancelled() throws(HTTP1Error) {
         if isCancelled { throw .cancelled }
+    }
+
+    /// Polls `fd` for `event` and the cancellation pipe, until `clock` says the call has
+    /// waited too long (``HTTP1WaitClock/expired()``).
+    private func wait(for event: PollEvent, on fd: FileDescriptor, clock: HTTP1WaitClock) throws(HTTP1Error) {
+        while true {
+            do {
+                try wait(for: event, on: fd, until: clock.deadline)
+                return
+            } catch {
+                guard error == .timedOut else { throw error }
+                try clock.expired()
+            }
+        }
     }
 
     /// Polls `fd` for `event` and the cancellation pipe, until `deadline`.

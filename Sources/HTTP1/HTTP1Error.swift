@@ -6,6 +6,9 @@ package enum HTTP1Error: Error, Sendable, Equatable {
     case cancelled
     /// A wait passed its deadline.
     case timedOut
+    /// A bulk transfer went slower than its ``HTTP1Pace`` allows: `bytes` in `seconds` of
+    /// waiting, below `minimumBytesPerSecond`. A time-out too, which names the rate.
+    case tooSlow(bytes: Int, seconds: Double, minimumBytesPerSecond: Int)
     /// The connection could not be made or broke; `cause` says which way, for callers that
     /// map it onto `URLError` codes.
     case network(reason: String, cause: NetworkCause)
@@ -32,7 +35,16 @@ package enum HTTP1Error: Error, Sendable, Equatable {
         switch self {
         case .cancelled: "cancelled"
         case .timedOut: "timed out"
+        case .tooSlow(let bytes, let seconds, let minimum):
+            "too slow: \(bytes) bytes in \(Self.format(seconds)) s (\(Self.format(Double(bytes) / max(seconds, 0.001))) bytes/s), "
+                + "below the minimum of \(minimum) bytes/s"
         case .network(let reason, _), .protocolViolation(let reason): reason
         }
+    }
+
+    /// `value` with at most two decimals, for messages.
+    private static func format(_ value: Double) -> String {
+        let rounded = (value * 100).rounded() / 100
+        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int(rounded)) : String(rounded)
     }
 }

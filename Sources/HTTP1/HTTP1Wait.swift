@@ -1,14 +1,15 @@
 import Dispatch
 import Foundation
 
-/// How long a connection call may wait: until a fixed deadline (a whole phase, such as
-/// "connected and answered within the request timeout"), or for a stretch of silence that each
-/// byte of progress starts again (a slow but steady transfer is not cut off).
+/// How long a connection call may wait: until a fixed deadline (a whole phase, such as "the
+/// whole answer within the answer timeout"), or at a minimum pace (a bulk body: see
+/// ``HTTP1Pace``). There is deliberately no wait for silence alone: each byte would start it
+/// again, and a peer sending one byte at a time would hold the call for hours.
 package enum HTTP1Wait: Sendable {
     /// Until this moment.
     case until(DispatchTime)
-    /// At most this many seconds without progress; see ``boundedSeconds(_:)``.
-    case silence(TimeInterval)
+    /// At the pace's minimum speed, and never silent longer than its silence.
+    case pace(HTTP1Pace)
 
     /// The longest wait, in seconds, that any call is given: callers' "no limit" (0, negative,
     /// NaN, infinite), and anything longer, become this much.
@@ -27,11 +28,44 @@ package enum HTTP1Wait: Sendable {
         .until(.now() + boundedSeconds(timeout))
     }
 
-    /// The deadline of a wait that starts (or made progress) now.
+    /// When a call that waits now must look again.
     var deadline: DispatchTime {
         switch self {
         case .until(let deadline): deadline
-        case .silence(let seconds): .now() + Self.boundedSeconds(seconds)
+        case .pace(let pace): pace.deadline
         }
+    }
+}
+
+/// One connection call's view of its ``HTTP1Wait``: the one place that says when a call that
+/// would block must look again, what progress changes, and what passing a deadline means.
+struct HTTP1WaitClock {
+    private let wait: HTTP1Wait
+
+    /// A call begins.
+    init(_ wait: HTTP1Wait) {
+        self.wait = wait
+        if case .pace(let pace) = wait { pace.begin() }
+    }
+
+    /// The call ends, however.
+    func end() {
+        if case .pace(let pace) = wait { pace.end() }
+    }
+
+    /// When a blocked call must look again.
+    var deadline: DispatchTime { wait.deadline }
+
+    /// `count` bytes went through: a pace counts them (and fails when they closed a window
+    /// below its minimum).
+    func progress(_ count: Int) throws(HTTP1Error) {
+        if case .pace(let pace) = wait { try pace.progress(count) }
+    }
+
+    /// The deadline passed: a time-out, except for a pace whose window passed above its
+    /// minimum (the call then waits on).
+    func expired() throws(HTTP1Error) {
+        guard case .pace(let pace) = wait else { throw .timedOut }
+        try pace.check()
     }
 }

@@ -290,19 +290,34 @@ import Testing
 /// order, then closes that connection — or, with
 /// `drainBeforeClosing`, half-closes it and discards what the client still sends until it
 /// closes too, so that an answer sent before the request body was read is not lost to a reset.
+/// With a `trickle`, the answers of one connection go out one byte at a time.
 final class ScriptedHTTPServer: Sendable {
+    /// A peer that answers one byte at a time: on connection `connection` (counted from 0),
+    /// the first `after` bytes of each answer at once, then one byte every `interval` seconds,
+    /// at most `budget` of them; then it closes the connection (so a client that never gives up
+    /// sees a close, not a time-out).
+    struct Trickle: Sendable {
+        var connection: Int
+        var after: Int
+        var interval: TimeInterval = 0.2
+        var budget = 25
+    }
+
     let port: UInt16
     private let listener: Int32
     private let log = Log()
 
     private final class Log: Sendable {
         let state = Mutex<(requests: [String], connections: Int, listenerClosed: Bool)>(([], 0, false))
+        let trickled = Mutex(0)
     }
 
     var requests: [String] { log.state.withLock { $0.requests } }
+    /// The bytes a ``Trickle`` sent one at a time, before the client went away or the budget ran out.
+    var trickledBytes: Int { log.trickled.withLock { $0 } }
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
-    init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true) throws {
+    init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true, trickle: Trickle? = nil) throws {
         let (fd, port) = try LoopbackSocket.listening()
         listener = fd
         self.port = port
@@ -315,13 +330,17 @@ final class ScriptedHTTPServer: Sendable {
                     close(fd)
                 }
             }
-            for answers in connections {
+            for (index, answers) in connections.enumerated() {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
                 log.state.withLock { $0.connections += 1 }
                 for answer in answers {
                     guard let request = Self.readRequest(connection, withBody: readsBodies) else { break }
                     log.state.withLock { $0.requests.append(request) }
+                    if let trickle, trickle.connection == index {
+                        Self.trickle(Array(answer.utf8), on: connection, as: trickle, log: log)
+                        continue
+                    }
                     _ = answer.utf8CString.withUnsafeBufferPointer {
                         send(connection, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
                     }
@@ -345,6 +364,17 @@ final class ScriptedHTTPServer: Sendable {
     func stop() {
         log.state.withLock { state in
             if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Sends `answer` as `trickle` says, until the client goes away.
+    private static func trickle(_ answer: [UInt8], on fd: Int32, as trickle: Trickle, log: Log) {
+        let start = min(trickle.after, answer.count)
+        _ = answer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, start, Int32(MSG_NOSIGNAL)) }
+        for var byte in answer[start...].prefix(trickle.budget) {
+            Thread.sleep(forTimeInterval: trickle.interval)
+            guard Glibc.send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else { return }
+            log.trickled.withLock { $0 += 1 }
         }
     }
 

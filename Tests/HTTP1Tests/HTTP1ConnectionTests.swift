@@ -68,7 +68,36 @@ import Testing
         try connection.connect(host: "127.0.0.1", port: listener.port, wait: .after(5))
         let peer = listener.accept()
         defer { close(peer) }
-        #expect(throws: HTTP1Error.timedOut) { _ = try connection.readAnswer(method: "GET", wait: .silence(0.05), keepingAtMost: 10) }
+        #expect(throws: HTTP1Error.timedOut) { _ = try connection.readAnswer(method: "GET", wait: .pace(HTTP1Pace(minimumBytesPerSecond: 0, seconds: 1, silence: 0.05)), keepingAtMost: 10) }
+    }
+
+    /// A peer that sends one byte every 50 ms is below a minimum of 100 bytes/s over 0.5 s:
+    /// the pace fails, naming the rate, although no silence ever reaches its 5 s.
+    @Test func aTricklingPeerIsTooSlowForAPace() throws {
+        let listener = try Listener()
+        let connection = HTTP1Connection()
+        try connection.connect(host: "127.0.0.1", port: listener.port, wait: .after(5))
+        let peer = listener.accept()
+        // The writer closes the peer itself, once the connection is gone (a send fails) or
+        // after its 100 bytes: closed here, its number could be reused while it still writes.
+        let writer = Thread {
+            defer { close(peer) }
+            for _ in 0..<100 {
+                Thread.sleep(forTimeInterval: 0.05)
+                guard send(peer, "x", 1, Int32(MSG_NOSIGNAL)) == 1 else { return }
+            }
+        }
+        writer.start()
+        let wait = HTTP1Wait.pace(HTTP1Pace(minimumBytesPerSecond: 100, seconds: 0.5, silence: 5))
+        var buffer = [UInt8](repeating: 0, count: 16)
+        var received = 0
+        let error = #expect(throws: HTTP1Error.self) {
+            while true { received += try buffer.withUnsafeMutableBytes { try connection.receive(into: $0, wait: wait) } }
+        }
+        guard case .tooSlow(let bytes, _, 100)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(bytes < 100 && received < 100, "the whole trickle was waited for")
+        #expect(error?.reason.contains("bytes/s") == true)
+        connection.cancel()
     }
 
     @Test func nothingListeningIsRefused() throws {

@@ -22,8 +22,18 @@ public struct S3Configuration: Sendable {
     public var addressing: Addressing
     /// The credentials requests are signed with.
     public var credentials: S3Credentials
-    /// Seconds a connect, or any wait for progress of a send or receive, may take.
+    /// Seconds a connect may take, and a whole answer from the end of its request (head and
+    /// body: a server that answers one byte at a time cannot stretch it), and the longest
+    /// silence while a request is sent. 60 s by default.
     public var timeout: TimeInterval
+    /// Seconds the answer to `CompleteMultipartUpload` may take as a whole: S3 may take
+    /// minutes to assemble a large object, sending whitespace meanwhile. Never less than
+    /// ``timeout``; 600 s by default.
+    public var completeTimeout: TimeInterval
+    /// The slowest a request body (a part, a single `PutObject`) may be sent:
+    /// ``MinimumSpeed/standard`` (1 KiB/s over 30 s) by default; a server that reads it one byte
+    /// at a time fails the request with a time-out.
+    public var minimumSpeed: MinimumSpeed
     /// The certificate authorities an `https:` endpoint is verified against; the system's
     /// store by default.
     public var trust: TLSTrust
@@ -31,7 +41,8 @@ public struct S3Configuration: Sendable {
     /// A configuration.
     public init(
         endpoint: URL, region: String = "us-east-1", bucket: String, addressing: Addressing = .path,
-        credentials: S3Credentials, timeout: TimeInterval = 60, trust: TLSTrust = .system
+        credentials: S3Credentials, timeout: TimeInterval = 60, completeTimeout: TimeInterval = 600,
+        minimumSpeed: MinimumSpeed = .standard, trust: TLSTrust = .system
     ) {
         self.trust = trust
         self.endpoint = endpoint
@@ -40,6 +51,8 @@ public struct S3Configuration: Sendable {
         self.addressing = addressing
         self.credentials = credentials
         self.timeout = timeout
+        self.completeTimeout = completeTimeout
+        self.minimumSpeed = minimumSpeed
     }
 
     /// A configuration with credentials from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and

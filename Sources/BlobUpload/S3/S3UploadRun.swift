@@ -208,8 +208,9 @@ struct S3UploadRun {
 
     private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {
         let body = S3Answers.completeBody(parts.map { ($0.number, $0.eTag, $0.checksum) }, algorithm: options.checksum)
-        let call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
+        var call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
                           fields: [("Content-Type", "application/xml")], uploadID: uploadID)
+        call.answersSlowly = true
         let payloadHash = SHA256.digest(of: body).hex
         let root: S3XMLElement
         do {

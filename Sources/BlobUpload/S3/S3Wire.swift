@@ -1,3 +1,4 @@
+import BlobStream
 import Foundation
 internal import HTTP1
 import BlobStream
@@ -17,6 +18,9 @@ struct S3Call {
     /// Whether sending it twice makes two resources (`CreateMultipartUpload`): such a call
     /// never goes out on a kept-alive connection.
     var createsResource = false
+    /// Whether S3 may take minutes to answer (`CompleteMultipartUpload`, which assembles the
+    /// object): its answer gets ``S3Configuration/completeTimeout`` instead of ``S3Configuration/timeout``.
+    var answersSlowly = false
 }
 
 /// S3's answer: status, head fields, body (error bodies and XML results are small).
@@ -44,6 +48,8 @@ final class S3Wire: Sendable {
     private let port: Int
     private let addressing: S3Configuration.Addressing
     private let timeout: TimeInterval
+    private let completeTimeout: TimeInterval
+    private let minimumSpeed: MinimumSpeed
     /// Where connections go: the endpoint's host and port, with TLS for `https:`.
     private let endpoint: HTTP1Endpoint
     private let trust: TLSConfiguration
@@ -89,6 +95,8 @@ final class S3Wire: Sendable {
         self.trust = configuration.trust.configuration
         self.addressing = configuration.addressing
         self.timeout = configuration.timeout
+        self.completeTimeout = max(configuration.completeTimeout, configuration.timeout)
+        self.minimumSpeed = configuration.minimumSpeed
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
         guard URL(string: "\(scheme)://\(authority)/") != nil else {
             throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "no request URL can be made of its host and port")
@@ -188,7 +196,7 @@ final class S3Wire: Sendable {
                 if reused == nil {
                     try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
                 }
-                let answer = try transmit(on: connection, method: call.method, head: headBytes, body: body)
+                let answer = try transmit(on: connection, call: call, head: headBytes, body: body)
                 // Unwatched first: a cancellation after this point no longer reaches it. One
                 // that came before is seen by the checks in `returnToPool` and when popped.
                 cancellation.unwatch(connection)
@@ -229,9 +237,15 @@ final class S3Wire: Sendable {
     /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
     /// an early error answer is read rather than lost in a broken pipe, an early 2xx never
     /// counts for a body not all sent); an answer body past the bound fails the request.
-    private func transmit(on connection: HTTP1Connection, method: String, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
-        try connection.exchange(
-            method: method, head: head, body: body, wait: .silence(timeout), keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
+    /// The request goes out at ``S3Configuration/minimumSpeed``; the answer has a deadline
+    /// (``S3Configuration/completeTimeout`` for `CompleteMultipartUpload`, whose server sends
+    /// whitespace while it assembles, ``S3Configuration/timeout`` for any other).
+    private func transmit(on connection: HTTP1Connection, call: S3Call, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
+        let pace = HTTP1Pace(minimumBytesPerSecond: minimumSpeed.bytesPerSecond, seconds: minimumSpeed.seconds, silence: timeout)
+        return try connection.exchange(
+            method: call.method, head: head, body: body, sending: .pace(pace),
+            answerTimeout: call.answersSlowly ? completeTimeout : timeout,
+            keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
     }
 
     /// The error for an answer with an error status (or a 200 whose body is an `<Error>`, as

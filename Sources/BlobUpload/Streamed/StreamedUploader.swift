@@ -61,14 +61,19 @@ public final class StreamedUploader: Sendable {
     /// Creates an uploader with its own URLSession.
     /// - Parameters:
     ///   - configuration: The session configuration, or `nil` for an ephemeral one without
-    ///     caches or cookies and a 30 s idle timeout. Its `timeoutIntervalForRequest` is also
-    ///     the idle timeout of the `http:` connections.
+    ///     caches or cookies and a 30 s idle timeout. On the `http:` connections of the
+    ///     package's own client, its `timeoutIntervalForRequest` bounds a connect, the whole
+    ///     answer from the end of the body (a server answering one byte at a time cannot
+    ///     stretch it), and a silence while the body is sent.
     ///   - transport: How requests travel; ``Transport/automatic`` by default.
-    public init(configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic) {
+    ///   - minimumSpeed: The slowest the body may be sent on those connections (a server
+    ///     reading it one byte at a time fails the upload with a time-out);
+    ///     ``MinimumSpeed/standard`` by default.
+    public init(configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic, minimumSpeed: MinimumSpeed = .standard) {
         let configuration = configuration ?? HTTPTransport.defaultConfiguration()
         self.transport = transport
         urlSession = HTTPTransport(configuration: configuration)
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, trust: transport.trust.configuration)
+        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
     }
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.

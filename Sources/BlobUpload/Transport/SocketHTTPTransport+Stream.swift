@@ -72,15 +72,14 @@ extension SocketHTTPTransport {
         } catch {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
         }
-        let wait = HTTP1Wait.silence(timeout)
         do throws(BodyStop) {
-            try sendRequest(head.serialized(), body: body, on: connection, wait: wait, expectedLength: expectedLength, call: call)
+            try sendRequest(head.serialized(), body: body, on: connection, wait: sending, expectedLength: expectedLength, call: call)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // A server may answer before it read the whole body (413, 401) and close the
             // connection, which breaks the send: its answer says more than the broken pipe.
             if error.mayHaveAnswer,
-               let refusal = connection.earlyRefusal(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody) {
+               let refusal = connection.earlyRefusal(method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody) {
                 return reply(to: refusal, method: method, url: url)
             }
             // An answer began before the last chunk, and it is no refusal: nothing confirms the
@@ -91,7 +90,9 @@ extension SocketHTTPTransport {
             return .failure(error.error(method: method, url: url))
         }
         do {
-            return reply(to: try connection.readAnswer(method: method, wait: wait, keepingAtMost: HTTPReply.maxKeptBody), method: method, url: url)
+            // The whole answer within the time-out: a trickle cannot stretch it.
+            let answer = try connection.readAnswer(method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody)
+            return reply(to: answer, method: method, url: url)
         } catch {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: false))
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import BlobStream
 import Foundation
 internal import HTTP1
 import Synchronization
@@ -22,15 +23,25 @@ import Synchronization
 /// by another waiting for a slow server; ``send(_:body:)`` returns only once the socket no
 /// longer touches `body`, even when cancelled.
 final class SocketHTTPTransport: Sendable {
-    /// Seconds a connect, or any wait for progress of a send or receive, may take.
+    /// Seconds a connect may take, and a whole answer from the end of its request (a server
+    /// that answers one byte at a time cannot stretch it), and the longest silence while a
+    /// request is sent.
     let timeout: TimeInterval
+    /// The slowest a request (its body) may be sent.
+    let minimumSpeed: MinimumSpeed
     /// The certificate authorities an `https:` connection trusts.
     let trust: TLSConfiguration
     private let idle = Mutex<(endpoint: HTTP1Endpoint, connection: HTTP1Connection)?>(nil)
 
-    init(timeout: TimeInterval, trust: TLSConfiguration = TLSConfiguration()) {
+    init(timeout: TimeInterval, minimumSpeed: MinimumSpeed = .standard, trust: TLSConfiguration = TLSConfiguration()) {
         self.timeout = timeout
+        self.minimumSpeed = minimumSpeed
         self.trust = trust
+    }
+
+    /// The wait for sending one request: at ``minimumSpeed``, silent at most ``timeout``.
+    var sending: HTTP1Wait {
+        .pace(HTTP1Pace(minimumBytesPerSecond: minimumSpeed.bytesPerSecond, seconds: minimumSpeed.seconds, silence: timeout))
     }
 
     /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
@@ -139,14 +150,15 @@ final class SocketHTTPTransport: Sendable {
     /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
     /// an early refusal is read, an early success never counts).
     private func exchange(on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?) throws(HTTP1Error) -> HTTP1Answer {
-        let wait = HTTP1Wait.silence(timeout)
         guard let body else {
-            return try connection.exchange(method: method, head: head, body: nil, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
+            return try connection.exchange(
+                method: method, head: head, body: nil, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
         }
         var result: Result<HTTP1Answer, HTTP1Error> = .failure(.cancelled)
         body.withUnsafeBytes { bytes in
             result = Result { () throws(HTTP1Error) in
-                try connection.exchange(method: method, head: head, body: bytes, wait: wait, keepingAtMost: HTTPReply.maxKeptBody)
+                try connection.exchange(
+                    method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
             }
         }
         return try result.get()
@@ -177,6 +189,8 @@ final class SocketHTTPTransport: Sendable {
             return .protocolViolation(operation: operation, url: url.absoluteString, reason: violation)
         case .timedOut:
             (reason, code) = ("\(connecting ? "connect or " : "")send or receive: timed out", .timedOut)
+        case .tooSlow:
+            (reason, code) = ("send: \(error.reason)", .timedOut)
         case .network(let text, .unresolved):
             (reason, code) = (text, .cannotFindHost)
         case .network(let text, .refused):

@@ -55,17 +55,22 @@ public final class TusClient: Sendable {
     ///     name that is not an HTTP token; so does one passed to a single call.
     ///   - transport: How requests travel; ``Transport/automatic`` by default.
     ///   - configuration: The URLSession configuration, or `nil` for an ephemeral one
-    ///     without caches or cookies and the 30 s idle timeout the protocol recommends. Its
-    ///     `timeoutIntervalForRequest` is also the idle timeout of the `http:` connections.
+    ///     without caches or cookies and the 30 s idle timeout the protocol recommends. On the
+    ///     `http:` connections of the package's own client, its `timeoutIntervalForRequest`
+    ///     bounds a connect, a whole answer from the end of its request (a server answering
+    ///     one byte at a time cannot stretch it), and a silence while a request is sent.
+    ///   - minimumSpeed: The slowest a `PATCH` body may be sent on those connections (a server
+    ///     reading it one byte at a time fails the request with a time-out);
+    ///     ``MinimumSpeed/standard`` by default.
     public init(
         endpoint: URL, headers: [String: String] = [:], transport: Transport = .automatic,
-        configuration: URLSessionConfiguration? = nil
+        configuration: URLSessionConfiguration? = nil, minimumSpeed: MinimumSpeed = .standard
     ) {
         self.endpoint = endpoint
         self.headers = headers
         self.transport = transport
         let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, trust: transport.trust.configuration)
+        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
         urlSession = HTTPTransport(configuration: configuration)
     }
 

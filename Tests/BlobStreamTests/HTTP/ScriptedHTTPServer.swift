@@ -20,10 +20,23 @@ final class ScriptedHTTPServer: @unchecked Sendable {
     /// Whether the accept thread closed the listener (after which `stop` must not touch it).
     private var listenerClosed = false
     private let respond: @Sendable (Request) -> [UInt8]
+    private let pacing: Pacing?
 
-    /// Starts listening; `respond` returns the raw response bytes for each request.
-    init(respond: @escaping @Sendable (Request) -> [UInt8]) throws {
+    /// A server that sends slowly: the first `after` bytes of each answer at once, then `bytes`
+    /// every `interval` seconds, at most `steps` times; then it closes the connection (so a
+    /// client that never gives up sees a close, not a time-out).
+    struct Pacing: Sendable {
+        var after: Int
+        var bytes: Int
+        var interval: TimeInterval
+        var steps: Int
+    }
+
+    /// Starts listening; `respond` returns the raw response bytes for each request, sent as
+    /// `pacing` says (at once without).
+    init(pacing: Pacing? = nil, respond: @escaping @Sendable (Request) -> [UInt8]) throws {
         self.respond = respond
+        self.pacing = pacing
         let (listener, port) = try LoopbackSocket.listening()
         self.listener = listener
         self.port = Int(port)
@@ -82,8 +95,21 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         let request = Request(target: target, fields: fields)
         lock.withLock { received.append(request) }
         let answer = respond(request)
-        _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        lingerUntilTheClientCloses(connection)
+        guard let pacing else {
+            _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            lingerUntilTheClientCloses(connection)
+            return
+        }
+        var sent = min(pacing.after, answer.count)
+        _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, sent, Int32(MSG_NOSIGNAL)) }
+        for _ in 0..<pacing.steps where sent < answer.count {
+            Thread.sleep(forTimeInterval: pacing.interval)
+            let count = min(pacing.bytes, answer.count - sent)
+            let done = answer.withUnsafeBytes { send(connection, $0.baseAddress! + sent, count, Int32(MSG_NOSIGNAL)) }
+            guard done == count else { return }
+            sent += count
+        }
+        if sent == answer.count { lingerUntilTheClientCloses(connection) }
     }
 
     /// Ends the answer with a FIN and reads (and drops) what the client still sends until it

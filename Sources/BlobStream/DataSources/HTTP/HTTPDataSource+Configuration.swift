@@ -5,7 +5,8 @@ extension HTTPDataSource {
     public typealias Transport = BlobStream.Transport
 
     /// The settings of an ``HTTPDataSource``. The defaults suit a blob of any size on a healthy
-    /// network: 4 MiB read-ahead, a minute for a response, 30 s of silence, 5 reconnects.
+    /// network: 4 MiB read-ahead, a minute for a response, 30 s of silence, at least 1 KiB/s
+    /// over 30 s, 5 reconnects.
     public struct Configuration: Sendable {
         /// Header fields added to every request, for example `Authorization`. `Range`,
         /// `If-Range`, `Accept-Encoding`, `Host` and `Connection` are the source's own and are
@@ -30,8 +31,16 @@ extension HTTPDataSource {
         /// because the buffer is full does not count.
         public var idleTimeout: TimeInterval
 
+        /// The slowest a response body may arrive (``MinimumSpeed/standard``, 1 KiB/s over
+        /// 30 s, by default): a server that sends one byte at a time, which ``idleTimeout``
+        /// never ends, fails the request with ``BlobStreamError/timedOut(resource:operation:seconds:)``
+        /// naming the offset and the rate, and the source reconnects as after any time-out.
+        /// Time paused because the buffer is full does not count. Both transports apply it.
+        public var minimumSpeed: MinimumSpeed
+
         /// How many times in a row the source reconnects after a dropped connection, a short body
-        /// or a timeout before it gives up with the last error. Progress resets the count.
+        /// or a timeout before it gives up with the last error. Progress resets the count, but for
+        /// attempts that failed below ``minimumSpeed``: those count until the next open or seek.
         public var maxRetries: Int
 
         /// The wait before the first reconnect, in seconds; it doubles with each further attempt.
@@ -47,6 +56,7 @@ extension HTTPDataSource {
             readAheadLimit: Int = 4 * 1024 * 1024,
             requestTimeout: TimeInterval = 60,
             idleTimeout: TimeInterval = 30,
+            minimumSpeed: MinimumSpeed = .standard,
             maxRetries: Int = 5,
             retryDelay: TimeInterval = 0.1,
             transport: Transport = .automatic
@@ -56,6 +66,7 @@ extension HTTPDataSource {
             self.readAheadLimit = readAheadLimit
             self.requestTimeout = requestTimeout
             self.idleTimeout = idleTimeout
+            self.minimumSpeed = minimumSpeed
             self.maxRetries = maxRetries
             self.retryDelay = retryDelay
             self.transport = transport

@@ -25,6 +25,9 @@ extension HTTPDataSource {
         var waiter: (@Sendable () -> Void)?
         var nextTransferID = 0
         var consecutiveFailures = 0
+        /// Attempts that failed as too slow since the source was opened or sought: unlike
+        /// ``consecutiveFailures``, not reset by the progress they made.
+        var slowFailures = 0
         /// Identifies the pending reconnect; bumped to call it off.
         var retryToken = 0
         var retryPending = false
@@ -95,9 +98,10 @@ extension HTTPDataSource {
         let id = s.nextTransferID
         let object: any HTTPTransfer = usesURLSession
             ? URLSessionHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
-                                     idleTimeout: configuration.idleTimeout, sink: self)
+                                     idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
             : SocketHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
-                                 idleTimeout: configuration.idleTimeout, trust: configuration.transport.trust.configuration, sink: self)
+                                 idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed,
+                                 trust: configuration.transport.trust.configuration, sink: self)
         s.transfer = ActiveTransfer(id: id, object: object, request: request, usesURLSession: usesURLSession, redirects: redirects)
         s.lastTransferUsedURLSession = usesURLSession
         s.statistics.requests += 1
@@ -146,8 +150,10 @@ extension HTTPDataSource {
     /// Schedules a reconnect at the frontier after a retryable failure, or gives up with it.
     func retryOrFail(_ failure: HTTPTransferFailure, _ s: inout State, _ effects: inout Effects) {
         s.consecutiveFailures += 1
-        guard s.consecutiveFailures <= configuration.maxRetries else {
-            fail(error(for: failure, at: s.frontier, attempts: s.consecutiveFailures), &s, &effects)
+        if case .tooSlow = failure { s.slowFailures += 1 }
+        let attempts = max(s.consecutiveFailures, s.slowFailures)
+        guard attempts <= configuration.maxRetries else {
+            fail(error(for: failure, at: s.frontier, attempts: attempts), &s, &effects)
             return
         }
         s.retryToken += 1
@@ -170,7 +176,7 @@ extension HTTPDataSource {
     func error(for failure: HTTPTransferFailure, at offset: Int64, attempts: Int) -> BlobStreamError {
         let tries = attempts > 1 ? " (\(attempts) attempts)" : ""
         switch failure {
-        case .timedOut(let operation, let seconds):
+        case .timedOut(let operation, let seconds), .tooSlow(let operation, let seconds):
             return .timedOut(resource: resourceName, operation: "\(operation) at offset \(offset)\(tries)", seconds: seconds)
         case .connection(let reason):
             return .network(url: resourceName, reason: "\(reason), at offset \(offset)\(tries)")

@@ -177,6 +177,7 @@ public final class HTTPDataSource: BlobDataSource {
             s.failure = nil
             s.endOfData = false
             s.consecutiveFailures = 0
+            s.slowFailures = 0
             if let pinned = s.pinned, let length = s.knownLength, s.bufferStart >= length {
                 s.endOfData = true
                 return .success(pinned)
@@ -225,6 +226,7 @@ public final class HTTPDataSource: BlobDataSource {
                 s.retryToken += 1
                 s.retryPending = false
                 s.consecutiveFailures = 0
+                s.slowFailures = 0
             }
             resumeIfNeeded(&s, &effects)
             if let previous = s.waiter { effects.wake.append(previous) }

@@ -16,6 +16,11 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// No progress within a timeout while `operation` (connecting, waiting for the response,
     /// waiting for body bytes). Retried like a dropped connection.
     case timedOut(operation: String, seconds: Double)
+    /// The body came slower than the minimum speed for `seconds` while `operation` (which
+    /// names the rate). Retried, but the progress such an attempt makes does not reset the
+    /// count of retries: a peer that trickles cannot hold the source by making a little
+    /// progress on each attempt.
+    case tooSlow(operation: String, seconds: Double)
     /// The connection could not be made or broke (refused, reset, closed before the announced
     /// end of the body). Retried.
     case connection(reason: String)
@@ -29,7 +34,7 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// Whether asking again, from where the data stopped, may succeed.
     var isRetryable: Bool {
         switch self {
-        case .timedOut, .connection: return true
+        case .timedOut, .tooSlow, .connection: return true
         case .protocolViolation, .unusable: return false
         }
     }

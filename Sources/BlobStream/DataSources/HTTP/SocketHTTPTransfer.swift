@@ -25,6 +25,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private let request: HTTPRangeRequest
     private let requestTimeout: TimeInterval
     private let idleTimeout: TimeInterval
+    private let minimumSpeed: MinimumSpeed
     private let trust: TLSConfiguration
     private weak let sink: (any HTTPTransferSink)?
     private let connection = HTTP1Connection()
@@ -34,17 +35,19 @@ final class SocketHTTPTransfer: HTTPTransfer {
     ///   - request: What to ask; its URL must be `http:` or `https:`.
     ///   - requestTimeout: The longest wait from connecting to the complete response head.
     ///   - idleTimeout: The longest wait for more body bytes while the buffer has room.
+    ///   - minimumSpeed: The slowest the body may arrive while the buffer has room.
     ///   - trust: The certificate authorities an `https:` connection trusts.
     ///   - sink: Receives the events; held weakly, so a forgotten data source is not kept alive.
     init(
-        id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, trust: TLSConfiguration,
-        sink: any HTTPTransferSink
+        id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, minimumSpeed: MinimumSpeed,
+        trust: TLSConfiguration, sink: any HTTPTransferSink
     ) {
         self.trust = trust
         self.id = id
         self.request = request
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
+        self.minimumSpeed = minimumSpeed
         self.sink = sink
     }
 
@@ -103,12 +106,15 @@ final class SocketHTTPTransfer: HTTPTransfer {
         defer { staging.deallocate() }
         leftover.withUnsafeBytes { staging.copyMemory(from: $0) }
         var pending = 0..<leftover.count
+        // One pace for the whole body; waits for room in the buffer are outside its calls.
+        let bodyWait = HTTP1Wait.pace(HTTP1Pace(
+            minimumBytesPerSecond: minimumSpeed.bytesPerSecond, seconds: minimumSpeed.seconds, silence: idleTimeout))
         while !decoder.isComplete {
             let space = try waitForSpace()
             if pending.isEmpty {
                 let limit = UnsafeMutableRawBufferPointer(rebasing: staging[0..<min(space, staging.count)])
                 let count = try attempt("waiting for body bytes", seconds: idleTimeout) { () throws(HTTP1Error) in
-                    try connection.receive(into: limit, wait: .silence(idleTimeout))
+                    try connection.receive(into: limit, wait: bodyWait)
                 }
                 if count == 0 {
                     if decoder.endsAtClose { return }
@@ -149,6 +155,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
             case .cancelled: throw .quietly
             case .timedOut: throw .failure(.timedOut(operation: operation, seconds: seconds))
             case .network(let reason, .secureConnectionFailed): throw .failure(.unusable(reason: "a secure connection failed: \(reason)"))
+            case .tooSlow(let bytes, let elapsed, let minimum):
+                let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
+                throw .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
             case .network(let reason, _): throw .failure(.connection(reason: reason))
             case .protocolViolation(let reason): throw .failure(.protocolViolation(reason: reason))
             }

@@ -26,6 +26,9 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         var lastActivity = DispatchTime.now()
         var receivedHead = false
         var finished = false
+        /// The current window of the minimum speed: since when, and the body bytes in it.
+        var windowStart = DispatchTime.now()
+        var windowBytes = 0
     }
 
     /// Where tasks are created, resumed and cancelled.
@@ -35,6 +38,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     private let request: HTTPRangeRequest
     private let requestTimeout: TimeInterval
     private let idleTimeout: TimeInterval
+    private let minimumSpeed: MinimumSpeed
     private weak let sink: (any HTTPTransferSink)?
     private let progress: Mutex<Progress>
 
@@ -43,12 +47,17 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     ///   - request: What to ask.
     ///   - requestTimeout: The longest wait for the response head.
     ///   - idleTimeout: The longest wait for more body bytes.
+    ///   - minimumSpeed: The slowest the body may arrive, checked by the same watchdog.
     ///   - sink: Receives the events; held weakly.
-    init(id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, sink: any HTTPTransferSink) {
+    init(
+        id: Int, request: HTTPRangeRequest, requestTimeout: TimeInterval, idleTimeout: TimeInterval, minimumSpeed: MinimumSpeed,
+        sink: any HTTPTransferSink
+    ) {
         self.id = id
         self.request = request
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
+        self.minimumSpeed = minimumSpeed
         self.sink = sink
         progress = Mutex(Progress(current: request))
     }
@@ -109,11 +118,25 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
             if state.receivedHead && silent >= idleTimeout {
                 return .timedOut(operation: "waiting for body bytes", seconds: idleTimeout)
             }
-            return nil
+            return state.receivedHead ? slowness(of: &state, now: now) : nil
         }
         guard let expired, finish() else { return }
         cancelTask()
         sink?.transfer(id, didFinishWith: expired)
+    }
+
+    /// The failure of a window of the minimum speed that passed below it; a window that passed
+    /// above it starts the next.
+    private func slowness(of state: inout Progress, now: UInt64) -> HTTPTransferFailure? {
+        let elapsed = Double(now - min(now, state.windowStart.uptimeNanoseconds)) / 1e9
+        guard minimumSpeed.bytesPerSecond > 0, elapsed >= minimumSpeed.seconds else { return nil }
+        if Double(state.windowBytes) < Double(minimumSpeed.bytesPerSecond) * elapsed {
+            let rate = HTTP1Error.tooSlow(bytes: state.windowBytes, seconds: elapsed, minimumBytesPerSecond: minimumSpeed.bytesPerSecond).reason
+            return .tooSlow(operation: "waiting for body bytes (\(rate))", seconds: minimumSpeed.seconds)
+        }
+        state.windowStart = DispatchTime(uptimeNanoseconds: now)
+        state.windowBytes = 0
+        return nil
     }
 
     // MARK: Events from the router
@@ -127,6 +150,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         let live = progress.withLock { state in
             state.receivedHead = true
             state.lastActivity = .now()
+            state.windowStart = state.lastActivity
             return !state.finished
         }
         guard live, sink?.transfer(id, didReceive: HTTPResponseHead(http)) == true else {
@@ -140,6 +164,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     func didReceive(_ data: Data) {
         let live = progress.withLock { state in
             state.lastActivity = .now()
+            state.windowBytes += data.count
             return !state.finished
         }
         guard live else { return }

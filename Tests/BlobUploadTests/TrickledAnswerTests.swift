@@ -1,0 +1,81 @@
+import BlobStream
+import BlobTestSupport
+@testable import BlobUpload
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// A peer that answers one byte at a time cannot hold an upload: a small answer (a tus or S3
+/// reply, its head included) has a whole-answer deadline, which the trickle does not restart.
+/// Each scripted server trickles one byte every 0.2 s, 25 at most (5 s), then closes: a client
+/// whose wait restarts on every byte would see that close, not a time-out.
+@Suite struct TrickledAnswerTests {
+    /// An S3 client whose waits are 1 s, on `server`.
+    static func client(_ server: ScriptedHTTPServer) throws -> S3Client {
+        try S3Client(configuration: S3Configuration(
+            endpoint: URL(string: "http://127.0.0.1:\(server.port)")!, bucket: "scripted-bucket",
+            credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"), timeout: 1))
+    }
+
+    /// Expects `error` to be the time-out of a request (not a close after the trickle).
+    static func expectTimeout(_ error: (any Error)?, sourceLocation: SourceLocation = #_sourceLocation) {
+        let upload: BlobUploadError?
+        switch error {
+        case let error as S3Error:
+            var last = error
+            if case .retriesExhausted(_, _, _, _, _, let lastError) = error { last = lastError }
+            guard case .transfer(let transfer) = last else { upload = nil; break }
+            upload = transfer
+        case let error as BlobUploadError: upload = error
+        default: upload = nil
+        }
+        guard case .network(_, _, let reason, URLError.Code.timedOut.rawValue)? = upload else {
+            Issue.record("expected a time-out, got \(String(describing: error))", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(reason.contains("timed out"), "\(reason)", sourceLocation: sourceLocation)
+    }
+
+    /// The issue's case: a 200 head announcing 100,000 bytes, then one byte at a time.
+    @Test func anS3UploadPartAnswerTrickledTimesOut() async throws {
+        let head = "HTTP/1.1 200 OK\r\nETag: \"0123456789abcdef0123456789abcdef\"\r\nContent-Length: 100000\r\n\r\n"
+        let answer = head + String(repeating: " ", count: 100_000)
+        let server = try ScriptedHTTPServer(
+            connections: [[S3ErrorTests.created], [answer]], trickle: .init(connection: 1, after: head.utf8.count))
+        defer { server.stop() }
+        var options = S3ErrorTests.multipart
+        options.maxAttempts = 1
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
+        }
+        Self.expectTimeout(error)
+        #expect(server.trickledBytes < 25, "the client waited for the whole trickle")
+    }
+
+    /// A response head sent one byte at a time is bounded the same way.
+    @Test func anS3AnswerHeadTrickledTimesOut() async throws {
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]], trickle: .init(connection: 0, after: 0))
+        defer { server.stop() }
+        var options = S3ErrorTests.multipart
+        options.maxAttempts = 1
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
+        }
+        Self.expectTimeout(error)
+        #expect(server.trickledBytes < 25, "the client waited for the whole trickle")
+    }
+
+    /// A tus reply trickled after its status line times out within the client's time-out.
+    @Test func aTusReplyTrickledTimesOut() async throws {
+        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options]], trickle: .init(connection: 0, after: 17))
+        defer { server.stop() }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 1
+        let client = TusClient(endpoint: ScriptedTus.endpoint(server), configuration: configuration)
+        let error = await #expect(throws: BlobUploadError.self) { _ = try await client.discover() }
+        Self.expectTimeout(error)
+        #expect(server.trickledBytes < 25, "the client waited for the whole trickle")
+    }
+}
