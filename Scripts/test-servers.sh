@@ -12,6 +12,7 @@
 #                   GET (Range, ETag)                /<path>
 #                   PUT/DELETE (chunked bodies too)  /upload/<path>  -> www/upload/<path>
 #                   307 to /upload/<rest>            /redirect-put/<rest>
+#                   302 to http://127.0.0.1:18080/<rest> /redirect-to-plain/<rest>
 #                   PUT/DELETE into tmpfs (benchmark) /upload-memory/<path> -> /dev/shm/blobstream-servers/...
 #                   no Range support (200 always)    /norange/<path>   (same files)
 #                   no Content-Length (chunked)      /chunked/<path>   (same files)
@@ -50,11 +51,11 @@ NGINX_CONF="$NGINX_DIR/nginx.conf"
 # The locations of the 18080 server, included by the TLS servers too.
 NGINX_FILES_CONF="$NGINX_DIR/files.conf"
 # Raise when the generated configuration changes.
-NGINX_CONF_REVISION=3
+NGINX_CONF_REVISION=4
 # Older revisions whose servers this configuration still serves unchanged: its health answer
 # names them too, so that `up` from an older checkout keeps this nginx instead of restarting it
 # without the newer servers.
-NGINX_SUPERSEDED_REVISIONS=(2)
+NGINX_SUPERSEDED_REVISIONS=(2 3)
 NGINX_PORT=18080
 TLS="$ROOT/tls"
 NGINX_TLS_PORT=18443
@@ -455,6 +456,10 @@ location /upload-memory/ {
 }
 location ~ ^/redirect-put/(.*)\$ {
     return 307 /upload/\$1;
+}
+# To the plain server, whatever the scheme asked: a client on TLS must refuse to follow.
+location ~ ^/redirect-to-plain/(.*)\$ {
+    return 302 http://127.0.0.1:$NGINX_PORT/\$1;
 }
 location /norange/ {
     alias $WWW/;

@@ -74,6 +74,22 @@ import Testing
         #expect(drained.error?.description.contains("hostname mismatch") == true, "\(String(describing: drained.error))")
     }
 
+    @Test func aRedirectFromHTTPSToHTTPIsNotFollowed() throws {
+        try TestServers.requireTLS()
+        let blob = try ServedBlob(size: 1000, seed: 95)
+        defer { blob.remove() }
+        let plain = try blob.url()
+        let url = TestServers.nginxTLSURL.appendingPathComponent("redirect-to-plain" + plain.path)
+        let drained = StreamHarness.drain(BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: Self.configuration())))
+        #expect(drained.bytes.isEmpty)
+        guard case .unsupportedURL(let target, let reason)? = drained.error else {
+            Issue.record("expected the redirect to be refused, got \(String(describing: drained.error))")
+            return
+        }
+        #expect(target == plain.absoluteString)
+        #expect(reason.contains("from https to http"), "\(reason)")
+    }
+
     @Test func theSystemStoreDoesNotTrustTheTestCA() throws {
         try TestServers.requireTLS()
         let blob = try ServedBlob(size: 1000, seed: 93)

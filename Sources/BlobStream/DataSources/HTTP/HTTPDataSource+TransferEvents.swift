@@ -101,6 +101,12 @@ extension HTTPDataSource: HTTPTransferSink {
                 fail(.unsupportedURL(url: location.absoluteString, reason: "\(resourceName) redirected (\(statusCode)) to a scheme other than http and https"), &s, &effects)
                 return
             }
+            if transfer.request.url.isDowngraded(to: location) {
+                fail(.unsupportedURL(
+                    url: location.absoluteString,
+                    reason: "\(resourceName) redirected (\(statusCode)) from https to http; a redirect never leaves TLS"), &s, &effects)
+                return
+            }
             startTransfer(transfer.request.redirected(to: location), redirects: transfer.redirects + 1, &s, &effects)
         }
     }

@@ -19,3 +19,11 @@ extension URLRequest {
         return request
     }
 }
+
+extension URL {
+    /// Whether a redirect from this URL to `target` would leave TLS (`https:` to `http:`): a
+    /// redirect that no client of the package follows.
+    func isDowngraded(to target: URL) -> Bool {
+        scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http"
+    }
+}

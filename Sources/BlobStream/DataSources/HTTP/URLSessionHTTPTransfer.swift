@@ -177,7 +177,8 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     /// request), with credentials only to the origin they were given for; once dropped, they
     /// stay dropped for the rest of the chain, as on the socket transport.
     func redirect(to proposed: URLRequest) -> URLRequest? {
-        guard let location = proposed.url, ["http", "https"].contains(location.scheme?.lowercased() ?? "") else {
+        guard let location = proposed.url, ["http", "https"].contains(location.scheme?.lowercased() ?? ""),
+              progress.withLock({ !$0.current.url.isDowngraded(to: location) }) else {
             return nil
         }
         let next = progress.withLock { state in
