@@ -124,7 +124,7 @@ public final class FileDataSource: BlobDataSource {
             return .failed(.unexpectedEnd(resource: path, offset: offset, expectedLength: length))
         case .success(let count):
             let end = offset + Int64(count), interval = Self.identityCheckInterval
-            let error = end == length ? verifyEnd(of: handle, at: end)
+            let error = end == length ? verifyEnd(of: handle, at: offset)
                 : end / interval > offset / interval ? change(of: handle, at: offset) : nil
             return error.map { .failed($0) } ?? .read(count)
         case .failure(let error):
