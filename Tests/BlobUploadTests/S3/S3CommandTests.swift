@@ -37,7 +37,8 @@ import Testing
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "0", "/etc/hostname", "s3://bucket/k"], "--parallel"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--parallel", "+3", "/etc/hostname", "s3://bucket/k"], "--parallel"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--checksum", "md5", "/etc/hostname", "s3://bucket/k"], "--checksum"),
-        (["s3", "cp", "--endpoint", "https://s3.amazonaws.com", "/etc/hostname", "s3://bucket/k"], "https is not supported"),
+        (["s3", "cp", "--endpoint", "ftp://s3.amazonaws.com", "/etc/hostname", "s3://bucket/k"], "is not an http:// or https:// URL"),
+        (["s3", "cp", "--cacert", "/nonexistent/ca.pem", "--endpoint", "https://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"], "--cacert /nonexistent/ca.pem"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://B_/k"], "not an S3 bucket name"),
         (["s3", "abort", "--endpoint", "http://127.0.0.1:1", "s3://bucket/k"], "expected s3://bucket/key and UPLOAD_ID"),
     ])

@@ -241,10 +241,21 @@ import Testing
         #expect(!server.requests.contains { $0.hasPrefix("PUT ") })
     }
 
-    @Test func httpsEndpointsAreRefusedWithATypedError() throws {
-        #expect(throws: S3Error.self) {
-            _ = try S3Client(configuration: S3Configuration(
-                endpoint: URL(string: "https://s3.amazonaws.com")!, bucket: "bucket", credentials: MotoS3.credentials))
+    /// `https:` is the package's own client's too (S3 over TLS is tested against moto behind
+    /// nginx); any other scheme is refused with a typed error before anything is sent.
+    @Test func endpointsOtherThanHTTPAndHTTPSAreRefusedWithATypedError() throws {
+        _ = try S3Client(configuration: S3Configuration(
+            endpoint: URL(string: "https://s3.amazonaws.com")!, bucket: "bucket", credentials: MotoS3.credentials))
+        for endpoint in ["ftp://s3.amazonaws.com", "file:///tmp/s3"] {
+            let error = #expect(throws: S3Error.self) {
+                _ = try S3Client(configuration: S3Configuration(endpoint: URL(string: endpoint)!, bucket: "bucket", credentials: MotoS3.credentials))
+            }
+            guard case .unsupportedEndpoint(let named, let reason)? = error else {
+                Issue.record("\(String(describing: error))")
+                continue
+            }
+            #expect(named == endpoint)
+            #expect(reason.contains("not an http or https URL"), "\(reason)")
         }
     }
 
