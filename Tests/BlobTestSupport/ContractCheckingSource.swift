@@ -10,11 +10,14 @@ import Foundation
 /// - a read or confirmation while the source is not open (before its open completed, or after
 ///   a close).
 ///
-/// It can also slow the source down (`readDelay`), so that a consumer's close, cancellation or
-/// next iteration reliably lands while a read is still running.
+/// It can also slow the source down, so that a consumer's close, cancellation or next iteration
+/// reliably lands while a read is still running (`readDelay`), or while an open has not
+/// completed (`openDelay`: the base opens at once, and its completion comes that much later,
+/// from another thread, as a network source's would).
 public final class ContractCheckingSource: ForwardingDataSource, @unchecked Sendable {
     public let base: any BlobDataSource
     private let readDelay: TimeInterval
+    private let openDelay: TimeInterval
     private let lock = NSLock()
     /// The calls running now, by name.
     private var running: [String] = []
@@ -27,17 +30,26 @@ public final class ContractCheckingSource: ForwardingDataSource, @unchecked Send
     private var openRunning: Int?
     private var opens = 0
     private var breaches: [String] = []
+    private var readHook: (@Sendable (Int64) -> Void)?
 
-    /// Checks the calls made to `base`; every read first sleeps `readDelay` seconds.
-    public init(_ base: any BlobDataSource, readDelay: TimeInterval = 0) {
+    /// Checks the calls made to `base`; every read first sleeps `readDelay` seconds, and every
+    /// open completes `openDelay` seconds after the base's did.
+    public init(_ base: any BlobDataSource, readDelay: TimeInterval = 0, openDelay: TimeInterval = 0) {
         self.base = base
         self.readDelay = readDelay
+        self.openDelay = openDelay
     }
 
     /// Every breach of the contract so far, in order.
     public var violations: [String] { lock.withLock { breaches } }
     /// How many times the source was opened.
     public var openCount: Int { lock.withLock { opens } }
+    /// Runs `hook` with the offset as each read starts (before its delay): a test can stop its
+    /// consumer exactly while a read runs.
+    public func whenReading(_ hook: (@Sendable (_ offset: Int64) -> Void)?) {
+        lock.withLock { readHook = hook }
+    }
+
     /// Whether the source is open now (an open completed, and no close came after it).
     public var isOpenNow: Bool { lock.withLock { isOpen } }
 
@@ -60,6 +72,7 @@ public final class ContractCheckingSource: ForwardingDataSource, @unchecked Send
     ) -> BlobSourceReadResult {
         enter("read at \(offset)", needsOpen: true)
         defer { leave("read at \(offset)") }
+        lock.withLock { readHook }?(offset)
         if readDelay > 0 { Thread.sleep(forTimeInterval: readDelay) }
         return base.read(into: buffer, at: offset, whenReadable: whenReadable)
     }
@@ -104,6 +117,16 @@ public final class ContractCheckingSource: ForwardingDataSource, @unchecked Send
     }
 
     private func opened(
+        _ result: Result<BlobSourceDescription, BlobStreamError>, token: Int,
+        completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
+    ) {
+        guard openDelay > 0 else { return complete(result, token: token, completion: completion) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + openDelay) {
+            self.complete(result, token: token, completion: completion)
+        }
+    }
+
+    private func complete(
         _ result: Result<BlobSourceDescription, BlobStreamError>, token: Int,
         completion: @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void
     ) {

@@ -40,6 +40,38 @@ import Testing
         #expect(eventually(timeout: 5) { !source.isOpenNow }, "the source was left open")
     }
 
+    /// A stream closed (asynchronous mode) or timed out (synchronous mode) while its open is
+    /// pending, and kept: the open's completion comes later, and the close it calls for does
+    /// not reach the next stream, which opened the source meanwhile.
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func aLateOpenCompletionLeavesTheNextStreamAlone(mode: BlobInputStream.Mode) throws {
+        let directory = try TempFiles.makeDirectory()
+        defer { TempFiles.remove(directory) }
+        let path = directory + "/blob.bin"
+        try TempFiles.writeRandomFile(atPath: path, size: Self.size, seed: 25)
+        let expected = TempFiles.pseudoRandomBytes(count: Self.size, seed: 25)
+        let source = ContractCheckingSource(FileDataSource(path: path), openDelay: 0.02)
+        var failures: [String] = []
+        var abandoned: [BlobInputStream] = []
+        for pass in 0..<10 {
+            let first = BlobInputStream(dataSource: source, mode: mode)
+            abandoned.append(first)
+            first.openTimeout = 0.005
+            first.open()
+            if mode == .asynchronous { first.close() }
+            let second = BlobInputStream(dataSource: source, mode: mode)
+            let drained = StreamHarness.drain(second, timeout: 10)
+            if let error = drained.error {
+                failures.append("pass \(pass): \(error)")
+            } else if drained.bytes != expected {
+                failures.append("pass \(pass): \(drained.bytes.count) bytes, not the blob")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of 10 passes failed: \(failures.prefix(3))")
+        #expect(source.violations.isEmpty, "\(source.violations.prefix(5))")
+        abandoned.forEach { $0.close() }
+    }
+
     /// A stream freed without `close()` while another stream uses the source does not close it.
     @Test func aStreamFreedAfterTheNextOneOpenedDoesNotCloseIt() throws {
         let bytes = TempFiles.pseudoRandomBytes(count: Self.size, seed: 24)
