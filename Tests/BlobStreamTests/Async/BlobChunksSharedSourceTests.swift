@@ -71,26 +71,4 @@ import Testing
         #expect(failures.isEmpty, "\(failures.count) of 21 passes failed: \(failures.prefix(3))")
         #expect(source.violations.isEmpty, "\(source.violations.prefix(5))")
     }
-
-    @Test func checksumsOfOneSourceAfterACancelledOneAreRight() async throws {
-        let directory = try TempFiles.makeDirectory()
-        defer { TempFiles.remove(directory) }
-        let source = try Self.slowFile(in: directory)
-        let expected = try TempFiles.sha256(of: TempFiles.pseudoRandomBytes(count: Self.size, seed: 19))
-        var failures: [String] = []
-        for pass in 0..<15 {
-            let cancelled = Task { try await ChecksumAlgorithm.sha256.digest(of: source) }
-            try await Task.sleep(nanoseconds: 6_000_000)
-            cancelled.cancel()
-            _ = await cancelled.result
-            do {
-                let digest = try await ChecksumAlgorithm.sha256.digest(of: source)
-                if digest.hex != expected { failures.append("pass \(pass): digest \(digest.hex)") }
-            } catch {
-                failures.append("pass \(pass): \(error)")
-            }
-        }
-        #expect(failures.isEmpty, "\(failures.count) of 15 passes failed: \(failures.prefix(3))")
-        #expect(source.violations.isEmpty, "\(source.violations.prefix(5))")
-    }
 }
