@@ -36,8 +36,10 @@ import Foundation
 /// `CancellationError`, as Swift's own async APIs do.)
 ///
 /// A sequence over a data source or URL may be iterated again, one iteration at a time (the
-/// source has one reader at a time); each iteration reads from `startOffset` anew. A sequence
-/// over a stream reads that stream once.
+/// source has one reader at a time); each iteration reads from `startOffset` anew. An iteration
+/// left while its source is still reading ahead closes the source when that read returns; the
+/// next iteration's open waits for that close, and nothing the old iteration left pending
+/// reaches the new one. A sequence over a stream reads that stream once.
 public struct BlobChunks: AsyncSequence, @unchecked Sendable {
     /// A chunk of the blob.
     public typealias Element = BlobChunk

@@ -11,25 +11,42 @@ extension BlobInputStream {
         state.status = .opening
         state.blockSize = configuredBlockSize
         cache = BlockCache(capacity: configuredBlockSize)
-        state.sourceCallsInFlight += 1
-        let startOffset = state.offset
         lock.unlock()
 
+        // Another stream may still be closing this source: the open waits for that close.
         let stream = WeakReference(self)
-        dataSource.open(at: startOffset) { result in stream.object?.sourceDidOpen(result) }
+        SourceOwnership.open(dataSource, by: sourceTenant) { stream.object?.startOpen() }
 
         lock.lock()
-        endSourceCall()
         if mode == .synchronous && state.status == .opening {
             if let error = waitForSource(operation: "open", until: { $0.status != .opening }) {
                 // A `close()` that ended the wait has closed the source itself.
                 let closedMeanwhile = state.status == .closed
                 fail(error)
                 lock.unlock()
-                if !closedMeanwhile { closeSource() }
+                if !closedMeanwhile { closeSource(final: false) }
                 return
             }
         }
+        lock.unlock()
+    }
+
+    /// Opens the source, once it is this stream's (see ``SourceOwnership``), unless the stream
+    /// stopped opening while it waited for it.
+    private func startOpen() {
+        lock.lock()
+        guard state.status == .opening else {
+            lock.unlock()
+            SourceOwnership.release(dataSource, by: sourceTenant)
+            return
+        }
+        state.sourceCallsInFlight += 1
+        let startOffset = state.offset
+        lock.unlock()
+        let stream = WeakReference(self)
+        dataSource.open(at: startOffset) { result in stream.object?.sourceDidOpen(result) }
+        lock.lock()
+        endSourceCall()
         lock.unlock()
     }
 
@@ -37,8 +54,9 @@ extension BlobInputStream {
         lock.lock()
         guard state.status == .opening else {
             // Closed, timed out or refused while opening: the source must not stay open.
+            let final = state.status == .closed
             lock.unlock()
-            if case .success = result { closeSource() }
+            if case .success = result { closeSource(final: final) }
             return
         }
         switch result {
@@ -49,7 +67,7 @@ extension BlobInputStream {
             if let length = description.length, state.offset > length {
                 fail(.invalidOffset(resource: dataSource.resourceName, offset: state.offset, length: length))
                 lock.unlock()
-                closeSource()
+                closeSource(final: false)
                 return
             }
             state.description = description
@@ -118,7 +136,7 @@ extension BlobInputStream {
         state.sourceCallsInFlight += 1
         let offset = state.offset
         lock.unlock()
-        closeSource()
+        closeSource(final: false)
         let stream = WeakReference(self)
         dataSource.open(at: offset) { result in stream.object?.sourceDidReopen(result) }
         lock.lock()
@@ -129,8 +147,9 @@ extension BlobInputStream {
     private func sourceDidReopen(_ result: Result<BlobSourceDescription, BlobStreamError>) {
         lock.lock()
         guard state.reopening, state.isReadable else {
+            let final = state.status == .closed
             lock.unlock()
-            if case .success = result { closeSource() }
+            if case .success = result { closeSource(final: final) }
             return
         }
         state.reopening = false
@@ -156,7 +175,7 @@ extension BlobInputStream {
         lock.broadcast()
         if closeTheOtherVersion {
             lock.unlock()
-            closeSource()
+            closeSource(final: false)
             lock.lock()
         }
         guard mode == .asynchronous else {
@@ -201,14 +220,18 @@ extension BlobInputStream {
         }
         state.status = .closed
         let closeNow = state.sourceCallsInFlight == 0
-        if !closeNow { state.sourceCloseDeferred = true }
+        if !closeNow {
+            state.sourceCloseDeferred = true
+            // Until that close, a new stream's open of the source waits for it.
+            SourceOwnership.closeIsPending(dataSource, by: sourceTenant)
+        }
         state.sourceIsOpen = false
         state.reopening = false
         lock.broadcast()
         lock.unlock()
         dispatcher.removeAll()
         dispatcher.notifyObserver()
-        if closeNow { closeSource() }
+        if closeNow { closeSource(final: true) }
         // Wait out an event being delivered right now, so none reaches the delegate after this.
         deliveryLock.lock()
         deliveryLock.unlock()
@@ -216,11 +239,16 @@ extension BlobInputStream {
 
     /// Closes the source on the stream's behalf. A timed-out open, a late open completion and
     /// `close()` may each close it from their own thread; the source sees one close at a time,
-    /// as its contract promises. Never called with `lock` held.
-    func closeSource() {
-        sourceCloseLock.lock()
-        defer { sourceCloseLock.unlock() }
-        dataSource.close()
+    /// as its contract promises, and only while it is still this stream's: once another stream
+    /// has opened it, a late close leaves it alone (``SourceOwnership``). A `final` close (the
+    /// stream is closed) gives the source up, and a new stream's open that waited for it runs.
+    /// Never called with `lock` held.
+    func closeSource(final: Bool) {
+        SourceOwnership.close(dataSource, by: sourceTenant, final: final) {
+            sourceCloseLock.lock()
+            defer { sourceCloseLock.unlock() }
+            dataSource.close()
+        }
     }
 
     /// Ends a source call. Lock held; closes the source if `close()` ran meanwhile.
@@ -228,8 +256,9 @@ extension BlobInputStream {
         state.sourceCallsInFlight -= 1
         guard state.sourceCallsInFlight == 0, state.sourceCloseDeferred else { return }
         state.sourceCloseDeferred = false
+        let final = state.status == .closed
         lock.unlock()
-        closeSource()
+        closeSource(final: final)
         lock.lock()
     }
 

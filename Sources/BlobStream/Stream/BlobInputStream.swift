@@ -161,6 +161,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     /// Held while the stream closes its source (see `closeSource()`). Recursive: a source may
     /// complete a pending open from inside `close`, and that completion may close it again.
     let sourceCloseLock = NSRecursiveLock()
+    /// This stream's number as a user of its source (``SourceOwnership``): what it defers past
+    /// its close reaches only its own use of the source, never the next stream's.
+    let sourceTenant = SourceOwnership.newTenant()
     /// Held while an event reaches the delegate, so `close()` can wait out a delivery in
     /// progress and none starts after it. Recursive: delegates call `close()` from events.
     let deliveryLock = NSRecursiveLock()
@@ -226,8 +229,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     deinit {
         dispatcher.removeAll()
         if state.sourceIsOpen || state.status == .opening {
-            closeSource()
+            closeSource(final: true)
         }
+        SourceOwnership.release(dataSource, by: sourceTenant)
     }
 
     // MARK: Stream

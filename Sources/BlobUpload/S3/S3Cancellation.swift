@@ -21,11 +21,14 @@ final class S3Cancellation: Sendable {
 
     /// Cancels: interrupts the connections and streams in use, wakes waits. Idempotent.
     func cancel() {
-        let (connections, streams) = state.withLock { state in
+        let streams = state.withLock { state in
             state.cancelled = true
-            return (Array(state.connections.values), Array(state.streams.values))
+            // Interrupted under the lock (a flag and a byte down a pipe), so that a connection
+            // unwatched and returned to the pool is never interrupted by this late cancel while
+            // another operation uses it.
+            state.connections.values.forEach { $0.cancel() }
+            return Array(state.streams.values)
         }
-        connections.forEach { $0.cancel() }
         streams.forEach { $0.close() }
         condition.lock()
         condition.broadcast()

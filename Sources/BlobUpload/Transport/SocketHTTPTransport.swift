@@ -228,11 +228,14 @@ final class SocketCall: Sendable {
         }
     }
 
+    /// Cancels the request and interrupts its connection. The connection is interrupted under
+    /// the lock (a flag and a byte down a pipe), so once ``release(_:)`` has returned no
+    /// cancellation of this request reaches it, even one that had already looked it up: the
+    /// pool may have handed it to another request by then.
     func cancel() {
-        let connection = state.withLock { state -> HTTP1Connection? in
+        state.withLock { state in
             state.cancelled = true
-            return state.connection
+            state.connection?.cancel()
         }
-        connection?.cancel()
     }
 }
