@@ -66,6 +66,14 @@ package final class HTTP1Connection: Sendable {
         return bytesReceived == receivedBefore
     }
 
+    /// Closes the connection now (its TLS session with it) rather than when the last holder
+    /// lets go: a peer of a failed exchange learns at once that nobody reads any more. A call
+    /// still running on another thread keeps the socket until it returns.
+    package func close() {
+        channel.withLock { $0 = nil }
+        socket.withLock { $0 = nil }
+    }
+
     /// Interrupts the current and every later call. Idempotent, any thread.
     package func cancel() {
         guard !cancelled.exchange(true, ordering: .acquiringAndReleasing), let wake else { return }

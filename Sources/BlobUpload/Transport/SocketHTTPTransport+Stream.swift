@@ -67,6 +67,11 @@ extension SocketHTTPTransport {
         head.closeAfterAnswer = true
         let connection = HTTP1Connection()
         guard call.watch(connection) else { return .failure(.cancelled) }
+        // Closed when the request ends, however: the call may outlive it (it is freed once the task resumes).
+        defer {
+            call.release(connection)
+            connection.close()
+        }
         do {
             try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
         } catch {

@@ -133,6 +133,8 @@ final class SocketHTTPTransport: Sendable {
                 }
                 return .success(reply)
             } catch {
+                call.release(connection)
+                connection.close()
                 if call.isCancelled || error == .cancelled { return .failure(.cancelled) }
                 // A kept-alive connection the server closed while it was idle fails before any
                 // answer; every request but a creation may be sent again on a new one (a
