@@ -11,7 +11,7 @@ internal import SystemCalls
 enum CatCommand: Command {
     static let words = ["cat"]
     static let summary = "write a URL's bytes to standard output through URLSession"
-    static let valueOptions: Set<String> = ["--range", "--asset-library", TLSOption.name]
+    static let valueOptions: Set<String> = ["--range", "--asset-library"]
     static let flagOptions: Set<String> = []
 
     static var help: String {
@@ -26,7 +26,6 @@ enum CatCommand: Command {
         Options:
               --range A-B          only bytes A to B (inclusive), as an HTTP Range: A-B, A- or -N
               --asset-library DIR  serve asset://?id=ID from the library folder DIR
-              --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help               show this help
 
         Exit status: 0 on success, 1 when the URL cannot be read (the message names it and
