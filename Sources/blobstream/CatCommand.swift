@@ -6,26 +6,29 @@ import FoundationNetworking
 internal import HTTP1
 internal import SystemCalls
 
-/// `blobstream cat`: writes a URL's bytes to standard output through URLSession and
-/// `BlobURLProtocol`, like `curl -s`: what any URLSession code gets for that URL.
+/// `blobstream cat`: writes a URL's bytes to standard output, like `curl -s`: `http(s):` through
+/// the package's own HTTP source (``HTTPCat``), every other scheme through URLSession and
+/// `BlobURLProtocol`, which is what any URLSession code gets for that URL.
 enum CatCommand: Command {
     static let words = ["cat"]
-    static let summary = "write a URL's bytes to standard output through URLSession"
-    static let valueOptions: Set<String> = ["--range", "--asset-library"]
+    static let summary = "write a URL's bytes to standard output"
+    static let valueOptions: Set<String> = ["--range", "--asset-library", TLSOption.name]
     static let flagOptions: Set<String> = []
 
     static var help: String {
         """
         usage: blobstream cat [--range A-B] [--asset-library DIR] <url>
 
-        Writes the bytes of <url> to standard output, loading it with URLSession and
-        BlobURLProtocol, so every scheme registered with BlobURLRegistry works: asset://?id=ID
-        (with --asset-library), file:// and http(s):// (URLSession's own). The body streams
-        through in blocks; memory does not grow with its size.
+        Writes the bytes of <url> to standard output. http:// and https:// are read with the
+        package's own HTTP client, which pauses the download while the output is slow; every
+        other scheme registered with BlobURLRegistry is loaded with URLSession and
+        BlobURLProtocol: asset://?id=ID (with --asset-library), file://. The body streams
+        through in blocks; memory does not grow with its size, nor with a slow reader.
 
         Options:
               --range A-B          only bytes A to B (inclusive), as an HTTP Range: A-B, A- or -N
               --asset-library DIR  serve asset://?id=ID from the library folder DIR
+              --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help               show this help
 
         Exit status: 0 on success, 1 when the URL cannot be read (the message names it and
@@ -52,6 +55,10 @@ enum CatCommand: Command {
             }
             request.setValue(header, forHTTPHeaderField: "Range")
             requestedRange = .init(text: range, range: parsed)
+        }
+        if ["http", "https"].contains(url.scheme?.lowercased() ?? "") {
+            try HTTPCat.run(url, range: requestedRange?.range, transport: TLSOption.register(arguments))
+            return ExitStatus.success
         }
         let writer = StandardOutputWriter(requestedRange: requestedRange)
         let configuration = URLSessionConfiguration.ephemeral

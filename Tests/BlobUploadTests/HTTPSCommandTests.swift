@@ -11,12 +11,14 @@ import Testing
         try await ToolProcess.execute(try ToolProcess.blobstream(), arguments, environment: environment)
     }
 
-    @Test func checksumReadsAnHTTPSURLWithCacertOrSSLCertFile() async throws {
+    @Test func checksumAndCatReadAnHTTPSURLWithCacertOrSSLCertFile() async throws {
         try TestServers.requireTLS()
         let directory = try TempFiles.makeDirectory(in: TestServers.wwwRoot, prefix: "https-cli")
         defer { TempFiles.remove(directory) }
         let path = directory + "/blob.bin"
-        try Data(TempFiles.pseudoRandomBytes(count: 2_000_003, seed: 301)).write(to: URL(fileURLWithPath: path))
+        // Letters, so `cat`'s output can be compared as text.
+        let bytes = TempFiles.pseudoRandomBytes(count: 2_000_003, seed: 301).map { 65 + $0 % 26 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
         let url = try TestServers.nginxTLSURL(forFileAtPath: path).absoluteString
         let reference = try TempFiles.sha256(ofFileAtPath: path)
         let withOption = try await Self.blobstream(["checksum", "--cacert", TestServers.tlsCAPath, url])
@@ -24,6 +26,9 @@ import Testing
         #expect(withOption.standardOutput == "\(reference)  \(url)\n")
         let withVariable = try await Self.blobstream(["checksum", url], environment: ["SSL_CERT_FILE": TestServers.tlsCAPath])
         #expect(withVariable.standardOutput == withOption.standardOutput, "\(withVariable.standardError)")
+        let cat = try await Self.blobstream(["cat", "--cacert", TestServers.tlsCAPath, "--range", "1000000-1000009", url])
+        #expect(cat.status == 0, "\(cat.standardError)")
+        #expect(Array(cat.standardOutput.utf8) == Array(bytes[1_000_000...1_000_009]))
         let untrusted = try await Self.blobstream(["checksum", url], environment: ["SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"])
         #expect(untrusted.status == 1)
         #expect(untrusted.standardOutput.isEmpty)

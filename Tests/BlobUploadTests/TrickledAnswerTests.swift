@@ -38,6 +38,17 @@ import Testing
         #expect(reason.contains("timed out"), "\(reason)", sourceLocation: sourceLocation)
     }
 
+    /// An S3 upload of one attempt to `server` ends in a time-out before the trickle is over.
+    static func expectOneAttemptTimesOut(_ server: ScriptedHTTPServer, sourceLocation: SourceLocation = #_sourceLocation) async {
+        var options = S3ErrorTests.multipart
+        options.maxAttempts = 1
+        let error = await #expect(throws: S3Error.self, sourceLocation: sourceLocation) {
+            _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
+        }
+        Self.expectTimeout(error)
+        #expect(server.trickledBytes < 25, "the client waited for the whole trickle", sourceLocation: sourceLocation)
+    }
+
     /// The case: a 200 head announcing 100,000 bytes, then one byte at a time.
     @Test func anS3UploadPartAnswerTrickledTimesOut() async throws {
         let head = "HTTP/1.1 200 OK\r\nETag: \"0123456789abcdef0123456789abcdef\"\r\nContent-Length: 100000\r\n\r\n"
@@ -45,26 +56,14 @@ import Testing
         let server = try ScriptedHTTPServer(
             connections: [[S3ErrorTests.created], [answer]], trickle: .init(connection: 1, after: head.utf8.count))
         defer { server.stop() }
-        var options = S3ErrorTests.multipart
-        options.maxAttempts = 1
-        let error = await #expect(throws: S3Error.self) {
-            _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
-        }
-        Self.expectTimeout(error)
-        #expect(server.trickledBytes < 25, "the client waited for the whole trickle")
+        await Self.expectOneAttemptTimesOut(server)
     }
 
     /// A response head sent one byte at a time is bounded the same way.
     @Test func anS3AnswerHeadTrickledTimesOut() async throws {
         let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]], trickle: .init(connection: 0, after: 0))
         defer { server.stop() }
-        var options = S3ErrorTests.multipart
-        options.maxAttempts = 1
-        let error = await #expect(throws: S3Error.self) {
-            _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
-        }
-        Self.expectTimeout(error)
-        #expect(server.trickledBytes < 25, "the client waited for the whole trickle")
+        await Self.expectOneAttemptTimesOut(server)
     }
 
     /// A tus reply trickled after its status line times out within the client's time-out.

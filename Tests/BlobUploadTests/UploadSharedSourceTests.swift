@@ -24,13 +24,17 @@ import Testing
         defer { TestServers.removeUploads(made) }
         for pass in 0..<5 {
             let cancelling = Atomic<Bool>(false)
-            let cancelled = Task { try await client.upload(upload) }
-            // Cancelled from another thread once a read runs; the next upload
-            // starts at once, while that read is still running.
+            let task = Mutex<Task<TusUploadResult, any Error>?>(nil)
+            // Cancelled from another thread once a read runs (the hook is in place before the
+            // upload starts, so its first read is seen); the next upload starts at once, while
+            // that read is still running.
             source.whenReading { _ in
                 guard !cancelling.exchange(true, ordering: .relaxed) else { return }
-                DispatchQueue.global().async { cancelled.cancel() }
+                DispatchQueue.global().async { task.withLock { $0 }?.cancel() }
             }
+            let cancelled = Task { try await client.upload(upload) }
+            task.withLock { $0 = cancelled }
+            if cancelling.load(ordering: .relaxed) { cancelled.cancel() }
             // A tus server busy with other tests' uploads may take long to create the upload.
             let deadline = Date(timeIntervalSinceNow: 60)
             while !cancelling.load(ordering: .relaxed), Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }

@@ -70,6 +70,11 @@ struct HTTPRangeResponse: Equatable {
             if let knownLength, range.last >= knownLength {
                 return changed("another version: the length was \(knownLength) bytes and now there is a byte at \(range.last)")
             }
+            // All that was asked, to its end or the blob's: a server that sends less serves
+            // no range as asked (and a shorter 206 again to the next request).
+            if let total = range.total, case let wantedLast = min(request.end ?? total, total) - 1, range.last < wantedLast {
+                return violation("asked for bytes \(request.first)-\(wantedLast), the server sent bytes \(range.first)-\(range.last) only")
+            }
             return .success(HTTPRangeResponse(
                 length: range.total, version: version, skip: 0,
                 bodyEnd: range.last + 1, ignoresRange: false, isEndOfBlob: false))

@@ -1,0 +1,58 @@
+import BlobStream
+import Foundation
+internal import SystemCalls
+
+/// `blobstream cat` of an `http(s):` URL: the package's own HTTP source, read in blocks and
+/// written as they come. The source pauses its download while standard output is slow (TCP
+/// flow control), so memory stays bounded whatever the reader's speed, and a `--range` is
+/// asked of the server (a server that ignores ranges is read from the first byte asked).
+enum HTTPCat {
+    /// Writes `range` (or the whole blob) of `url` to standard output.
+    /// - Throws: ``CommandFailure/runtime(_:)`` naming the URL and why, before any byte when
+    ///   the first answer already shows it (a status, a certificate, another range).
+    static func run(_ url: URL, range: BlobResponsePlan.RequestedRange?, transport: Transport) throws(CommandFailure) {
+        let stream = BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: HTTPDataSource.Configuration(transport: transport)))
+        defer { stream.close() }
+        var remaining = Int64.max
+        switch range {
+        case nil:
+            stream.open()
+        case .from(let first, let last)?:
+            try seek(stream, to: first, url: url)
+            stream.open()
+            if let last { remaining = last - first + 1 }
+        case .suffix(let count)?:
+            stream.open()
+            guard let length = stream.length else {
+                throw fail(stream, url, otherwise: "the server names no length, so the last \(count) bytes cannot be found")
+            }
+            try seek(stream, to: max(0, length - count), url: url)
+        }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while remaining > 0 {
+            let wanted = Int(min(Int64(buffer.count), remaining))
+            let count = stream.read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: wanted)
+            if count == 0, stream.streamStatus == .atEnd { return }
+            guard count > 0 else { throw fail(stream, url, otherwise: "the read stopped (\(stream.streamStatus))") }
+            if let failure = FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(rebasing: buffer.prefix(count))) {
+                throw .runtime("standard output: write failed: \(failure.text)")
+            }
+            remaining -= Int64(count)
+        }
+    }
+
+    private static func seek(_ stream: BlobInputStream, to offset: Int64, url: URL) throws(CommandFailure) {
+        do {
+            try stream.seek(to: offset)
+        } catch {
+            throw .runtime(ErrorPresenter.message(error, subject: url.absoluteString))
+        }
+    }
+
+    /// The stream's error in the command's words, or `otherwise`.
+    private static func fail(_ stream: BlobInputStream, _ url: URL, otherwise: String) -> CommandFailure {
+        guard let error = stream.blobError else { return .runtime("\(url.absoluteString): \(otherwise)") }
+        return .runtime(ErrorPresenter.message(error, subject: url.absoluteString))
+    }
+}
