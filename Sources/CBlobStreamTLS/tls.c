@@ -210,8 +210,21 @@ long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size
     ERR_clear_error();
     size_t count = 0;
     int result = SSL_read_ex(session->ssl, buffer, length, &count);
-    if (result == 1) return (long)count;
-    return failure(session, result, "TLS read", error, error_size);
+    if (result != 1) return failure(session, result, "TLS read", error, error_size);
+    // One call decrypts one record (16 KiB at most): go on while more is already here, so a
+    // reader gets what a plain recv would give, not a thread wake-up per record.
+    size_t total = count;
+    while (total < length) {
+        ERR_clear_error();
+        size_t more = 0;
+        if (SSL_read_ex(session->ssl, (char *)buffer + total, length - total, &more) != 1) {
+            // Whatever stopped it (no more data yet, the end, an error) is for the next call.
+            ERR_clear_error();
+            break;
+        }
+        total += more;
+    }
+    return (long)total;
 }
 
 long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *error, size_t error_size) {
