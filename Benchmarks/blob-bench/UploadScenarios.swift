@@ -43,45 +43,53 @@ func uploadScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
             ScenarioResult(scenario: "put-blobinputstream", mbps: 0, baseline: "urlsession-put-inputstream (put baseline)", ratio: 0),
         ]
     }
-    return tusScenarios(file: file, fileSize: fileSize) + putScenarios(file: file, fileSize: fileSize)
+    return tusScenario(file: file, fileSize: fileSize, endpoint: URL(string: "http://127.0.0.1:18090/files/")!, certificateAuthorities: nil,
+                       scenario: "tus-upload-4m", baseline: "tuspy (tus baseline)")
+        + putScenarios(file: file, fileSize: fileSize)
 }
 
-private let tusEndpoint = URL(string: "http://127.0.0.1:18090/files/")!
 private let chunkSize = 4 * 1024 * 1024
 /// Interleaved rounds per scenario (PUT: twice as many into the sink, as many into nginx). The
 /// tus throughput ratio swings from 0.8 to 1.6 between runs on a shared machine, since
 /// tuspyserver is the bottleneck and shares the CPU.
 private let rounds = 4
 
-private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
-    let baseline = "tuspy (tus baseline)"
+/// One tus scenario: ``TusClient`` against tuspy, both uploading `file` to the tus server at
+/// `endpoint` (the plain 18090 or its TLS proxy 18490) in 4 MiB chunks, in interleaved rounds.
+/// With `certificateAuthorities` (a PEM file), ``TusClient`` trusts only those authorities and
+/// tuspy gets them through `REQUESTS_CA_BUNDLE` (python-requests' `--cacert`). The servers must
+/// be running (``LoopbackServers/start()``).
+func tusScenario(
+    file: String, fileSize: Int, endpoint: URL, certificateAuthorities: String?, scenario: String, baseline: String
+) -> [ScenarioResult] {
+    let transport = certificateAuthorities.map { Transport.automatic.trusting(.certificateAuthorities(file: $0)) } ?? .automatic
     var ours = Best(), theirs = Best()
     var ourCPU = Double.infinity, tuspyCPU = Double.infinity, tuspyUploadCPU = Double.infinity
     var peakGrowth = 0
     do {
         try Tuspy.install()
     } catch {
-        UploadBenchmark.complain("tus scenario: \(error)")
+        UploadBenchmark.complain("\(scenario) scenario: \(error)")
         theirs.fail()
     }
     for _ in 0..<rounds {
-        switch ourTusUpload(file: file, fileSize: fileSize) {
+        switch ourTusUpload(file: file, fileSize: fileSize, endpoint: endpoint, transport: transport) {
         case .success(let run):
             ours.add(Double(fileSize) / 1e6 / run.seconds)
             ourCPU = min(ourCPU, run.cpuSeconds)
             peakGrowth = max(peakGrowth, run.peakGrowth)
         case .failure(let error):
-            UploadBenchmark.complain("tus scenario (BlobUpload): \(error)")
+            UploadBenchmark.complain("\(scenario) scenario (BlobUpload): \(error)")
             ours.fail()
         }
         guard !theirs.failed else { continue }
-        switch Tuspy.upload(file: file) {
+        switch Tuspy.upload(file: file, endpoint: endpoint, certificateAuthorities: certificateAuthorities, transport: transport) {
         case .success(let run):
             theirs.add(Double(fileSize) / 1e6 / run.seconds)
             tuspyCPU = min(tuspyCPU, run.childCPUSeconds)
             tuspyUploadCPU = min(tuspyUploadCPU, run.uploadCPUSeconds)
         case .failure(let error):
-            UploadBenchmark.complain("tus scenario (tuspy): \(error)")
+            UploadBenchmark.complain("\(scenario) scenario (tuspy): \(error)")
             theirs.fail()
         }
     }
@@ -90,7 +98,7 @@ private func tusScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
             scenario: baseline, mbps: theirs.mbps, baseline: baseline, ratio: 1,
             extras: ["cpu_s": tuspyCPU.isFinite ? tuspyCPU : 0, "upload_cpu_s": tuspyUploadCPU.isFinite ? tuspyUploadCPU : 0]),
         ScenarioResult(
-            scenario: "tus-upload-4m", mbps: ours.mbps, baseline: baseline,
+            scenario: scenario, mbps: ours.mbps, baseline: baseline,
             ratio: theirs.mbps > 0 ? ours.mbps / theirs.mbps : 0,
             extras: [
                 "cpu_s": ourCPU.isFinite ? ourCPU : 0,
@@ -110,8 +118,8 @@ private struct ProcessRun {
     var peakGrowth: Int
 }
 
-private func ourTusUpload(file: String, fileSize: Int) -> Result<ProcessRun, BlobUploadError> {
-    let client = TusClient(endpoint: tusEndpoint)
+private func ourTusUpload(file: String, fileSize: Int, endpoint: URL, transport: Transport) -> Result<ProcessRun, BlobUploadError> {
+    let client = TusClient(endpoint: endpoint, transport: transport)
     var chosen = TusUploadOptions()
     chosen.chunkSize = chunkSize
     let options = chosen
@@ -146,14 +154,10 @@ private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     let sinkPath = "/put/blob-bench-\(getpid()).bin"
     let sinkTarget = URL(string: "http://127.0.0.1:\(sink.port)\(sinkPath)")!
     let counted = { sink.takeCount(path: sinkPath) ?? -2 }
-    // Into tmpfs: with the file on disk, page-cache write-back made two runs differ by 25%.
-    let nginxTarget = URL(string: "http://127.0.0.1:18080/upload-memory/blob-bench-\(getpid()).bin")!
-    let stored = "/dev/shm/blobstream-servers/upload-memory/blob-bench-\(getpid()).bin"
-    let storedSize = {
-        defer { try? FileManager.default.removeItem(atPath: stored) }
-        return Int64((try? FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int) ?? -1)
-    }
-    defer { try? FileManager.default.removeItem(atPath: stored) }
+    let memory = NginxMemoryUpload(server: URL(string: "http://127.0.0.1:18080/")!)
+    let nginxTarget = memory.url
+    let storedSize = memory.takeStoredSize
+    defer { memory.remove() }
     var ours = Best(), urlSession = Best(), curl = Best(), oursNginx = Best(), urlSessionNginx = Best(), curlNginx = Best()
     var peakGrowth = 0
     // Rounds interleave the clients, so a burst of load hits them alike.
@@ -192,16 +196,68 @@ private func putScenarios(file: String, fileSize: Int) -> [ScenarioResult] {
     ]
 }
 
+/// A PUT target in nginx's `/upload-memory/` on `server` (the plain 18080 or TLS 18443), stored
+/// on tmpfs: with the file on disk, page-cache write-back made two runs differ by 25%.
+private struct NginxMemoryUpload {
+    var url: URL
+    var stored: String
+
+    init(server: URL) {
+        let name = "blob-bench-\(getpid()).bin"
+        url = server.appendingPathComponent("upload-memory/\(name)")
+        stored = "/dev/shm/blobstream-servers/upload-memory/\(name)"
+    }
+
+    /// The size nginx stored for the last PUT (-1 when none), removing the file.
+    func takeStoredSize() -> Int64 {
+        defer { remove() }
+        return Int64((try? FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int) ?? -1)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: stored) }
+}
+
+/// One PUT scenario into nginx on tmpfs at `server` (`https://127.0.0.1:18443/`): ``StreamedUploader``
+/// PUTting a ``BlobInputStream`` of `file` against `curl -T` of the same file, interleaved, best
+/// of `rounds` each, a run counting only when nginx stored exactly the file's bytes. With
+/// `certificateAuthorities` (a PEM file) ours trusts only those authorities and curl gets
+/// `--cacert`. Extra: `peak_rss_growth_mib`. The servers must be running.
+func nginxPutScenario(
+    file: String, fileSize: Int, server: URL, certificateAuthorities: String?, scenario: String, baseline: String
+) -> [ScenarioResult] {
+    let transport = certificateAuthorities.map { Transport.automatic.trusting(.certificateAuthorities(file: $0)) } ?? .automatic
+    let memory = NginxMemoryUpload(server: server)
+    defer { memory.remove() }
+    var ours = Best(), curl = Best()
+    var peakGrowth = 0
+    for _ in 0..<rounds {
+        LoopbackServers.resetPeakResidentSize()
+        let idle = residentBytes()
+        ours.record(timed { ourPut(file: file, fileSize: fileSize, to: memory.url, transport: transport) }, bytes: fileSize,
+                    received: memory.takeStoredSize, label: "\(scenario) scenario (BlobUpload)")
+        peakGrowth = max(peakGrowth, max(0, peakResidentBytes() - idle))
+        curl.record(timed { curlPut(file: file, to: memory.url, certificateAuthorities: certificateAuthorities) }, bytes: fileSize,
+                    received: memory.takeStoredSize, label: "\(scenario) scenario (curl -T)")
+    }
+    return [
+        ScenarioResult(scenario: baseline, mbps: curl.mbps, baseline: baseline, ratio: 1),
+        ScenarioResult(
+            scenario: scenario, mbps: ours.mbps, baseline: baseline, ratio: curl.mbps > 0 ? ours.mbps / curl.mbps : 0,
+            extras: ["peak_rss_growth_mib": Double(peakGrowth) / Double(1 << 20)]),
+    ]
+}
+
 /// Ours: ``StreamedUploader`` PUTting a ``BlobInputStream`` of the file.
-private func ourPut(file: String, fileSize: Int, to url: URL) -> Result<Void, Error> {
+private func ourPut(file: String, fileSize: Int, to url: URL, transport: Transport = .automatic) -> Result<Void, Error> {
     Measurement.runBlocking { () async throws(BlobUploadError) in
-        try await StreamedUploader().upload(BlobInputStream(fileAtPath: file), to: url, expectedLength: Int64(fileSize))
+        try await StreamedUploader(transport: transport).upload(BlobInputStream(fileAtPath: file), to: url, expectedLength: Int64(fileSize))
     }.map { _ in () }.mapError { $0 as Error }
 }
 
-/// `curl -T`: a C client, with `Content-Length`.
-private func curlPut(file: String, to url: URL) -> Result<Void, Error> {
-    Result { _ = try Measurement.seconds(ofCommand: ["curl", "-s", "-f", "-T", file, url.absoluteString]) }
+/// `curl -T`: a C client, with `Content-Length`; `--cacert certificateAuthorities` when given.
+private func curlPut(file: String, to url: URL, certificateAuthorities: String? = nil) -> Result<Void, Error> {
+    let trust = certificateAuthorities.map { ["--cacert", $0] } ?? []
+    return Result { _ = try Measurement.seconds(ofCommand: ["curl", "-s", "-f"] + trust + ["-T", file, url.absoluteString]) }
 }
 
 /// The baseline: what an app writes without this library.
@@ -267,8 +323,10 @@ private enum Tuspy {
         _ = try Measurement.seconds(ofCommand: ["python3", "-m", "pip", "install", "--quiet", "tuspy"])
     }
 
-    /// Uploads `file` with tuspy in 4 MiB chunks; the upload is terminated afterwards.
-    static func upload(file: String) -> Result<Run, Error> {
+    /// Uploads `file` with tuspy in 4 MiB chunks to `endpoint`, trusting the PEM file
+    /// `certificateAuthorities` when given; the upload is terminated afterwards (through
+    /// ``TusClient`` with `transport`).
+    static func upload(file: String, endpoint: URL, certificateAuthorities: String?, transport: Transport) -> Result<Run, Error> {
         let script = """
             import sys, time
             from tusclient import client
@@ -281,7 +339,11 @@ private enum Tuspy {
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, tusEndpoint.absoluteString, file, String(chunkSize)]
+        process.arguments = ["python3", "-c", script, endpoint.absoluteString, file, String(chunkSize)]
+        if let certificateAuthorities {
+            // tuspy verifies with python-requests, which takes its CAs from REQUESTS_CA_BUNDLE.
+            process.environment = ProcessInfo.processInfo.environment.merging(["REQUESTS_CA_BUNDLE": certificateAuthorities]) { $1 }
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -299,7 +361,7 @@ private enum Tuspy {
               let seconds = Double(fields[1]), let uploadCPU = Double(fields[2]) else {
             return .failure(BenchmarkError("tuspy exited with \(process.terminationStatus), printing \"\(printed)\""))
         }
-        _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await TusClient(endpoint: tusEndpoint).terminate(url) }
+        _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await TusClient(endpoint: endpoint, transport: transport).terminate(url) }
         return .success(Run(seconds: seconds, childCPUSeconds: childCPU, uploadCPUSeconds: uploadCPU))
     }
 }

@@ -72,6 +72,10 @@ enum Targets {
         case "put-blobinputstream": return [.ratio(atLeast: 1.3), .extra("peak_rss_growth_mib", atMost: 64)]
         // 4 parts in flight × 8 MiB + 16 MiB.
         case "s3-multipart-8m": return [.ratio(atLeast: 1.0), .extra("cpu_ratio", atMost: 0.3), .extra("peak_rss_growth_mib", atMost: 48)]
+        // The https group: each against the same baseline over the same TLS server.
+        case "https-source-sync-64k", "put-https": return [.ratio(atLeast: 1.0)]
+        case "tus-upload-https": return [.ratio(atLeast: 1.0), .extra("cpu_ratio", atMost: 0.4)]
+        case "s3-multipart-https": return [.ratio(atLeast: 1.0), .extra("cpu_ratio", atMost: 0.3), .extra("peak_rss_growth_mib", atMost: 48)]
         default:
             if name.hasPrefix("sha256-") && name.hasSuffix("mib-file-through-blobinputstream") { return [.ratio(atLeast: 0.9)] }
             return nil

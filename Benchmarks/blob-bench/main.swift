@@ -7,7 +7,8 @@ import Foundation
 /// Groups: core (file reads), checksums (each algorithm against openssl, md5sum or zlib), asset (asset-store source), http (HTTP source against curl; starts
 /// the loopback servers through Scripts/test-servers.sh), upload (tus against tuspy, streamed PUT
 /// against URLSession and curl), urlprotocol (asset:// through URLSession and BlobURLProtocol
-/// against BlobInputStream), s3 (S3Client against `aws s3 cp` on moto). Every scenario prints its MB/s and its ratio to its baseline;
+/// against BlobInputStream), s3 (S3Client against `aws s3 cp` on moto), https (the http, PUT, tus
+/// and s3 scenarios over the test servers' TLS ports, against the same baselines over TLS). Every scenario prints its MB/s and its ratio to its baseline;
 /// every scenario that is not a baseline has targets (see `Targets`) and is marked met or
 /// MISSED. The process exits 1 when any target is missed (or a scenario cannot run), unless
 /// `--no-verdict` is given, and 64 for a wrong command line.
@@ -19,7 +20,7 @@ struct Options {
     var groups: Set<String> = ["core"]
     var directory = NSTemporaryDirectory() + "blobstream-bench"
 
-    static let allGroups: Set<String> = ["core", "checksums", "asset", "upload", "http", "urlprotocol", "s3"]
+    static let allGroups: Set<String> = ["core", "checksums", "asset", "upload", "http", "urlprotocol", "s3", "https"]
 
     init(_ arguments: [String]) throws {
         groups = Self.allGroups
@@ -99,6 +100,7 @@ do {
         ("http", { httpScenarios(file: file, fileSize: options.size, runs: options.runs) }),
         ("urlprotocol", { urlProtocolScenarios(file: file, fileSize: options.size, runs: options.runs) }),
         ("s3", { s3Scenarios(file: file, fileSize: options.size) }),
+        ("https", { httpsScenarios(file: file, fileSize: options.size, runs: options.runs) }),
     ]
     var assessed: [Assessment] = []
     for group in groups where options.groups.contains(group.name) {
