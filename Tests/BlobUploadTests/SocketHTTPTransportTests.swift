@@ -317,7 +317,12 @@ final class ScriptedHTTPServer: Sendable {
     var trickledBytes: Int { log.trickled.withLock { $0 } }
     var connectionCount: Int { log.state.withLock { $0.connections } }
 
-    init(connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true, trickle: Trickle? = nil) throws {
+    /// - Parameter readsChunkedBodies: Reads a chunked request body to its last chunk before
+    ///   answering (by default the answer follows the head of a chunked request at once).
+    init(
+        connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true, readsChunkedBodies: Bool = false,
+        trickle: Trickle? = nil
+    ) throws {
         let (fd, port) = try LoopbackSocket.listening()
         listener = fd
         self.port = port
@@ -335,7 +340,7 @@ final class ScriptedHTTPServer: Sendable {
                 guard connection >= 0 else { return }
                 log.state.withLock { $0.connections += 1 }
                 for answer in answers {
-                    guard let request = Self.readRequest(connection, withBody: readsBodies) else { break }
+                    guard let request = Self.readRequest(connection, withBody: readsBodies, chunked: readsChunkedBodies) else { break }
                     log.state.withLock { $0.requests.append(request) }
                     if let trickle, trickle.connection == index {
                         Self.trickle(Array(answer.utf8), on: connection, as: trickle, log: log)
@@ -389,7 +394,7 @@ final class ScriptedHTTPServer: Sendable {
 
     /// Reads one request (head and, `withBody`, its `Content-Length` body); `nil` when the
     /// client went away.
-    private static func readRequest(_ fd: Int32, withBody: Bool) -> String? {
+    private static func readRequest(_ fd: Int32, withBody: Bool, chunked: Bool) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while !bytes.suffix(4).elementsEqual([13, 10, 13, 10]) {
@@ -402,6 +407,13 @@ final class ScriptedHTTPServer: Sendable {
         for _ in 0..<(withBody ? length : 0) {
             guard recv(fd, &byte, 1, 0) == 1 else { return nil }
             bytes.append(byte)
+        }
+        if chunked, head.lowercased().contains("transfer-encoding: chunked") {
+            // To the last chunk and the empty trailer (no chunk of the tests holds "0\r\n\r\n").
+            while !bytes.suffix(5).elementsEqual(Array("0\r\n\r\n".utf8)) {
+                guard recv(fd, &byte, 1, 0) == 1 else { return nil }
+                bytes.append(byte)
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
