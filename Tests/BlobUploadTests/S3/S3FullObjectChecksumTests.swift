@@ -72,6 +72,28 @@ import Testing
         }
     }
 
+    /// The object checksum a Complete answer names must be the one the parts make (awscrt's
+    /// CRC-64/NVME of the scripted source's 1,000 bytes of 7 is `IFr9QlAX2sk=`).
+    @Test func aCompleteAnswerNamingAnotherObjectChecksumIsRefused() async throws {
+        func completed(_ checksum: String) -> String {
+            S3ErrorTests.answer("200 OK", body: "<CompleteMultipartUploadResult><ETag>\"ffff-1\"</ETag>"
+                + "<ChecksumCRC64NVME>\(checksum)</ChecksumCRC64NVME></CompleteMultipartUploadResult>")
+        }
+        var options = S3ErrorTests.multipart
+        options.checksum = .crc64nvme
+        let good = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [completed("IFr9QlAX2sk=")]])
+        let result = try await S3ErrorTests.client(good).upload(S3ErrorTests.source(), key: "k", options: options)
+        #expect(result.checksum == "IFr9QlAX2sk=")
+        #expect(good.requests.last?.lowercased().contains("x-amz-checksum-crc64nvme: ifr9qlax2sk=") == true)
+
+        let bad = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [completed("AAAAAAAAAAA=")]])
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await S3ErrorTests.client(bad).upload(S3ErrorTests.source(), key: "k", options: options)
+        }
+        guard case .protocolViolation(_, _, "CompleteMultipartUpload", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(reason.contains("AAAAAAAAAAA=") && reason.contains("IFr9QlAX2sk="), "\(reason)")
+    }
+
     /// A hash does not combine: the upload is refused before any request.
     @Test func aHashCannotBeAFullObjectChecksum() async throws {
         let server = try ScriptedHTTPServer(connections: [])
