@@ -76,8 +76,9 @@ PY=python3
 PY_PACKAGES=(tuspyserver==4.4.3 uvicorn==0.54.0 fastapi==0.165.0)
 MOTO_PORT=18100
 # moto's S3 server, and what the S3 tests use beside it: botocore (the SigV4 oracle),
-# awscli (the benchmark's baseline), crc32c (independent CRC-32C of recorded parts).
-MOTO_PACKAGES=("moto[server]==5.2.1" botocore awscli crc32c)
+# awscli (the benchmark's baseline), crc32c (independent CRC-32C of recorded parts), awscrt
+# (the AWS SDKs' own CRC-64/NVME, the checksum tests' reference for crc64nvme).
+MOTO_PACKAGES=("moto[server]==5.2.1" botocore awscli crc32c awscrt)
 SERVERS=(stall nginx tus tus-checksum moto)
 
 log() { echo "test-servers: $*" >&2; }
@@ -253,7 +254,7 @@ sys.exit(m.version("tuspyserver") != "4.4.3")'
 }
 
 ensure_moto_packages() {
-    local check='import importlib.metadata as m, sys, moto, botocore, awscli, crc32c, flask
+    local check='import importlib.metadata as m, sys, moto, botocore, awscli, crc32c, awscrt.checksums, flask
 sys.exit(m.version("moto") != "5.2.1")'
     "$PY" -c "$check" 2>/dev/null && command -v moto_server >/dev/null && return 0
     log "installing ${MOTO_PACKAGES[*]} from PyPI for $(command -v "$PY")"

@@ -16,6 +16,9 @@ enum ChecksumCommand: Command {
         Streams each file or URL through BlobInputStream and prints its checksum in the format
         of sha256sum: the lowercase hex digest, two spaces and the name as given. Names with a
         backslash or a newline are escaped as sha256sum escapes them, with a leading '\\'.
+        A CRC prints as the hex of its big-endian bytes (crc64nvme: 16 digits, the value
+        awscrt's crc64nvme returns); S3's x-amz-checksum-* headers carry base64 of those same
+        bytes (xxd -r -p | base64 turns one into the other).
 
         An argument with a URL scheme (file:, http:, https:, asset:) is opened through the URL
         registry, unless a file of that name exists; anything else is a path. 'asset://?id=ID'
@@ -23,7 +26,7 @@ enum ChecksumCommand: Command {
         is read once, to its end, like sha256sum reads it.
 
         Options:
-          -a, --algorithm ALGORITHM  sha256 (default), sha1, md5, crc32 or crc32c
+          -a, --algorithm ALGORITHM  sha256 (default), sha1, md5, crc32, crc32c or crc64nvme
               --offset N             skip the first N bytes (hash bytes N to the end); N may end
                                      in K, M or G (KiB, MiB, GiB); not for pipes
               --asset-library DIR    the asset library that asset:// URLs name

@@ -8,7 +8,7 @@ enum S3CopyCommand: Command {
     static let words = ["s3", "cp"]
     static let summary = "upload a file or URL to S3 (multipart, parallel, resumable)"
     static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library", TLSOption.name]
-    static let flagOptions: Set<String> = []
+    static let flagOptions: Set<String> = ["--full-object"]
 
     static var help: String {
         """
@@ -34,7 +34,11 @@ enum S3CopyCommand: Command {
               --part-size N        bytes per part, from 5M to 5G (default 8M, grown to stay
                                    within 10,000 parts); K, M and G mean KiB, MiB and GiB
               --parallel N         parts in flight, from 1 to 64 (default 4)
-              --checksum ALG       crc32c (default), crc32, sha1 or sha256
+              --checksum ALG       crc32c (default), crc32, sha1, sha256 or crc64nvme
+              --full-object        a multipart upload's checksum is the CRC of the whole object
+                                   (x-amz-checksum-type FULL_OBJECT, combined from the parts'
+                                   CRCs), not a checksum of checksums; crc32 and crc32c only,
+                                   and always so for crc64nvme
               --resume UPLOAD_ID   continue this multipart upload
               --asset-library DIR  the asset library that asset:// URLs name
               --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
@@ -66,9 +70,15 @@ enum S3CopyCommand: Command {
         }
         if let text = arguments.values["--checksum"] {
             guard let algorithm = S3ChecksumAlgorithm(rawValue: text.lowercased()) else {
-                throw .usage("--checksum '\(text)': expected crc32c, crc32, sha1 or sha256")
+                throw .usage("--checksum '\(text)': expected crc32c, crc32, sha1, sha256 or crc64nvme")
             }
             options.checksum = algorithm
+        }
+        if arguments.flags.contains("--full-object") {
+            guard options.checksum.combines else {
+                throw .usage("--full-object needs a CRC (--checksum crc32c, crc32 or crc64nvme), not \(options.checksum)")
+            }
+            options.fullObjectChecksum = true
         }
         let resume = arguments.values["--resume"]
         if let resume, resume.isEmpty { throw .usage("--resume needs an upload id") }

@@ -10,7 +10,7 @@ import Glibc
 public enum TestServers {
     /// What to run when a server is missing, quoted in every failure.
     public static let instructions =
-        "run `Scripts/test-servers.sh up` (it installs nginx, openssl and curl from apt, and tuspyserver, moto, botocore, awscli and crc32c from PyPI)"
+        "run `Scripts/test-servers.sh up` (it installs nginx, openssl and curl from apt, and tuspyserver, moto, botocore, awscli, crc32c and awscrt from PyPI)"
 
     /// Directory holding all server state: `www/`, `tus-data/`, `tls/`, `logs/`, `run/`.
     public static let stateRoot = "/tmp/blobstream-servers"

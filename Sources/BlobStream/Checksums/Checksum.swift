@@ -11,9 +11,9 @@ import Foundation
 /// - ``reset()`` forgets every byte, as if the value had just been created.
 /// - Conforming types are values: a copy is an independent snapshot of the running state.
 ///
-/// Implementations: ``CRC32``, ``CRC32C``, ``MD5``, ``SHA1``, ``SHA256``; make one by name with
-/// ``ChecksumAlgorithm/makeChecksum()``. They use the CPU's CRC, carry-less multiply and SHA
-/// instructions where it has them, and equivalent portable code elsewhere.
+/// Implementations: ``CRC32``, ``CRC32C``, ``CRC64NVME``, ``MD5``, ``SHA1``, ``SHA256``; make
+/// one by name with ``ChecksumAlgorithm/makeChecksum()``. They use the CPU's CRC, carry-less
+/// multiply and SHA instructions where it has them, and equivalent portable code elsewhere.
 public protocol Checksum: Sendable {
     /// The algorithm this type computes.
     static var algorithm: ChecksumAlgorithm { get }

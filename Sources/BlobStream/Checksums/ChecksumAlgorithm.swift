@@ -13,6 +13,8 @@ public enum ChecksumAlgorithm: String, Sendable, CaseIterable, CustomStringConve
     case crc32
     /// CRC-32C (Castagnoli, iSCSI), 4 bytes. What GCS and S3 use for integrity.
     case crc32c
+    /// CRC-64/NVME, 8 bytes. S3's `CRC64NVME`, the checksum of its full-object uploads.
+    case crc64nvme
 
     /// Looks an algorithm up by name, ignoring case and dashes (`"SHA-256"`, `"sha256"`,
     /// `"CRC32C"`), or returns `nil` for a name BlobStream does not implement.
@@ -34,6 +36,7 @@ public enum ChecksumAlgorithm: String, Sendable, CaseIterable, CustomStringConve
         case .sha1: return 20
         case .md5: return 16
         case .crc32, .crc32c: return 4
+        case .crc64nvme: return 8
         }
     }
 
@@ -44,7 +47,7 @@ public enum ChecksumAlgorithm: String, Sendable, CaseIterable, CustomStringConve
         switch self {
         case .sha256, .sha1: return features & UInt32(BS_CPU_SHA) != 0
         case .md5: return false
-        case .crc32: return features & UInt32(BS_CPU_PCLMUL) != 0
+        case .crc32, .crc64nvme: return features & UInt32(BS_CPU_PCLMUL) != 0
         case .crc32c: return features & UInt32(BS_CPU_SSE42) != 0
         }
     }
@@ -63,6 +66,7 @@ public enum ChecksumAlgorithm: String, Sendable, CaseIterable, CustomStringConve
         case .md5: return MD5(implementation: implementation)
         case .crc32: return CRC32(implementation: implementation)
         case .crc32c: return CRC32C(implementation: implementation)
+        case .crc64nvme: return CRC64NVME(implementation: implementation)
         }
     }
 }

@@ -80,6 +80,9 @@ public enum S3ChecksumAlgorithm: String, Sendable, CaseIterable, CustomStringCon
     case sha1
     /// SHA-256; parts are then also signed with their payload hash at no extra cost.
     case sha256
+    /// CRC-64/NVME; S3 allows it only as a full-object checksum (``S3UploadOptions/fullObjectChecksum``
+    /// is then implied).
+    case crc64nvme
 
     /// The name on the command line (the raw value).
     public var description: String { rawValue }
@@ -92,4 +95,8 @@ public enum S3ChecksumAlgorithm: String, Sendable, CaseIterable, CustomStringCon
 
     /// `x-amz-checksum-crc32c`.
     var headerName: String { "x-amz-checksum-\(rawValue)" }
+
+    /// Whether the parts' checksums combine into the whole object's (the CRCs do; S3 accepts
+    /// `FULL_OBJECT` only for those).
+    public var combines: Bool { self == .crc32 || self == .crc32c || self == .crc64nvme }
 }

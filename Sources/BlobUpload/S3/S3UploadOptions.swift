@@ -19,6 +19,13 @@ public struct S3UploadOptions: Sendable {
     public var singlePutThreshold: Int?
     /// The checksum each part (or the single PUT) carries; CRC-32C by default.
     public var checksum = S3ChecksumAlgorithm.crc32c
+    /// Whether a multipart upload declares `x-amz-checksum-type: FULL_OBJECT`: the object's
+    /// checksum is then the CRC of all its bytes (combined from the parts' CRCs and sent with
+    /// `CompleteMultipartUpload`) rather than S3's composite checksum of the parts' checksums.
+    /// Only for ``S3ChecksumAlgorithm/crc32``, ``S3ChecksumAlgorithm/crc32c`` and
+    /// ``S3ChecksumAlgorithm/crc64nvme`` (which always is: S3 allows nothing else); false by
+    /// default.
+    public var fullObjectChecksum = false
     /// `Content-Type` of the object; `application/octet-stream` by default.
     public var contentType = "application/octet-stream"
     /// Attempts per request before a transient failure (`SlowDown`, 5xx, a dropped
@@ -31,6 +38,9 @@ public struct S3UploadOptions: Sendable {
 
     /// Default options.
     public init() {}
+
+    /// Whether the upload uses a full-object checksum (asked for, or implied by CRC-64/NVME).
+    var isFullObject: Bool { fullObjectChecksum || checksum == .crc64nvme }
 }
 
 /// What an upload reports while it runs. Events come from the upload's worker threads, one at
@@ -61,7 +71,8 @@ public struct S3UploadResult: Sendable, Hashable {
     /// The object's ETag as S3 gives it (with its quotes; `"…-N"` for N parts).
     public var eTag: String
     /// The object's checksum as S3 reports it (a composite `…-N` of the parts' for a multipart
-    /// upload), base64, or `nil` when the server gives none.
+    /// upload, the CRC of every byte for a full-object one), base64, or `nil` when the server
+    /// gives none (a full-object upload then reports the CRC it sent).
     public var checksum: String?
     /// The multipart upload's id, or `nil` for a single `PutObject`.
     public var uploadID: String?

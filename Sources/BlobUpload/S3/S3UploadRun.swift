@@ -86,6 +86,9 @@ struct S3UploadRun {
         if let threshold = options.singlePutThreshold, threshold < 0 || threshold > S3UploadOptions.maximumPartSize {
             throw .invalidConfiguration(name: "singlePutThreshold", reason: "\(threshold) bytes: from 0 to 5 GiB")
         }
+        if options.fullObjectChecksum && !options.checksum.combines {
+            throw .invalidConfiguration(name: "fullObjectChecksum", reason: "\(options.checksum) checksums do not combine; use crc32, crc32c or crc64nvme")
+        }
         if key.isEmpty || key.utf8.count > 1024 {
             throw .invalidConfiguration(name: "key", reason: "an object key has 1 to 1024 bytes")
         }
@@ -145,9 +148,10 @@ struct S3UploadRun {
     }
 
     private func create() throws(S3Error) -> String {
+        var fields = [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)]
+        if options.isFullObject { fields.append(("x-amz-checksum-type", "FULL_OBJECT")) }
         let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
-                          fields: [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)],
-                          createsResource: true)
+                          fields: fields, createsResource: true)
         // A refused first connection is a server that is not there: no point in waiting.
         return try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
             let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
@@ -208,8 +212,12 @@ struct S3UploadRun {
 
     private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {
         let body = S3Answers.completeBody(parts.map { ($0.number, $0.eTag, $0.checksum) }, algorithm: options.checksum)
+        // A full-object upload names the whole object's CRC, which S3 checks against the bytes.
+        let wholeObject = options.isFullObject ? try S3FullObjectChecksum.combine(parts, algorithm: options.checksum, bucket: wire.bucket, key: key) : nil
+        var fields = [("Content-Type", "application/xml")]
+        if let wholeObject { fields += [("x-amz-checksum-type", "FULL_OBJECT"), (options.checksum.headerName, wholeObject)] }
         var call = S3Call(operation: "CompleteMultipartUpload", method: "POST", key: key, query: [("uploadId", uploadID)],
-                          fields: [("Content-Type", "application/xml")], uploadID: uploadID)
+                          fields: fields, uploadID: uploadID)
         call.answersSlowly = true
         let payloadHash = SHA256.digest(of: body).hex
         let root: S3XMLElement
@@ -252,8 +260,13 @@ struct S3UploadRun {
             throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation,
                                      reason: "the ETag \(eTag) names \(count) parts, but \(parts.count) were completed")
         }
+        let checksum = root.value("Checksum\(options.checksum.s3Name)")
+        if let wholeObject, let checksum, checksum != wholeObject {
+            throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation,
+                                     reason: "the server computed the \(options.checksum) checksum \(checksum) of the object but its parts make \(wholeObject)")
+        }
         return S3UploadResult(
-            bucket: wire.bucket, key: key, eTag: eTag, checksum: root.value("Checksum\(options.checksum.s3Name)"),
+            bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum ?? wholeObject,
             uploadID: uploadID, length: length, partCount: parts.count, partsSent: partsSent)
     }
 

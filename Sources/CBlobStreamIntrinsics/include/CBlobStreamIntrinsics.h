@@ -32,6 +32,19 @@ uint32_t bs_crc32_update(uint32_t crc, const void *data, size_t length, int port
 /// CRC-32C (Castagnoli, iSCSI), with the same conventions as bs_crc32_update.
 uint32_t bs_crc32c_update(uint32_t crc, const void *data, size_t length, int portable);
 
+/// CRC-64/NVME (polynomial 0xAD93D23594C93659, reflected, inverted; what S3 calls CRC64NVME),
+/// with the same conventions as bs_crc32_update.
+uint64_t bs_crc64nvme_update(uint64_t crc, const void *data, size_t length, int portable);
+
+/// The CRC of A followed by B, from `crc_a` (A's CRC), `crc_b` (B's) and B's length in bytes,
+/// in O(log length_b) time (zlib's crc32_combine). Valid for these CRCs because each starts
+/// from all ones and ends inverted, so the two inversions cancel.
+uint32_t bs_crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
+/// bs_crc32_combine for CRC-32C.
+uint32_t bs_crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
+/// bs_crc32_combine for CRC-64/NVME.
+uint64_t bs_crc64nvme_combine(uint64_t crc_a, uint64_t crc_b, uint64_t length_b);
+
 /// The running state of a Merkle–Damgård hash with 64-byte blocks (MD5, SHA-1, SHA-256).
 /// Plain data, so a copy is an independent snapshot.
 typedef struct {

@@ -59,6 +59,13 @@ import Testing
         var zeros = CRC32C(implementation: implementation)
         zeros.update([UInt8](repeating: 0, count: 32))
         #expect(zeros.value == 0x8A91_36AA)
+
+        // CRC-64/NVME's check value in the reveng catalogue (awscrt computes the same).
+        var crc64 = CRC64NVME(implementation: implementation)
+        crc64.update(Array("123456789".utf8))
+        #expect(crc64.value == 0xAE8B_1486_0A79_9888)
+        #expect(crc64.finalize().hex == "ae8b14860a799888")
+        #expect(crc64.finalize().base64 == "rosUhgp5mIg=")
     }
 
     /// A message that crosses several 64-byte blocks and the 8- and 16-byte strides of the CRC
@@ -116,6 +123,8 @@ import Testing
         #expect(ChecksumAlgorithm(name: "SHA-256") == .sha256)
         #expect(ChecksumAlgorithm(name: "sha1") == .sha1)
         #expect(ChecksumAlgorithm(name: "CRC32C") == .crc32c)
+        #expect(ChecksumAlgorithm(name: "CRC64NVME") == .crc64nvme)
+        #expect(ChecksumAlgorithm.crc64nvme.digestByteCount == 8)
         #expect(ChecksumAlgorithm(name: "sha512") == nil)
         for algorithm in ChecksumAlgorithm.allCases {
             #expect(ChecksumAlgorithm(name: algorithm.name) == algorithm)

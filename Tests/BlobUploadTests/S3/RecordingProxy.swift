@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 /// A TCP proxy in front of moto, in Python, that records every request it relays and, when
-/// finished, reports each one with its body's CRC-32C, CRC-32, SHA-1 and SHA-256 (base64)
-/// computed by `crc32c`, `zlib` and `hashlib`: checksums computed independently of the
+/// finished, reports each one with its body's CRC-32C, CRC-32, SHA-1, SHA-256 and CRC-64/NVME
+/// (base64) computed by `crc32c`, `zlib`, `hashlib` and `awscrt`: checksums computed independently of the
 /// package, to compare with the `x-amz-checksum-*` fields the client sent.
 final class RecordingProxy: @unchecked Sendable {
     /// One relayed request.
@@ -14,7 +14,8 @@ final class RecordingProxy: @unchecked Sendable {
         /// Header fields, lowercased names.
         var fields: [String: String]
         var bodyLength: Int
-        /// Base64 checksums of the body by algorithm name (`crc32c`, `crc32`, `sha1`, `sha256`).
+        /// Base64 checksums of the body by algorithm name (`crc32c`, `crc32`, `sha1`, `sha256`,
+        /// `crc64nvme`).
         var checksums: [String: String]
         /// The body, when it is short text (the complete request's XML).
         var text: String?
@@ -23,6 +24,7 @@ final class RecordingProxy: @unchecked Sendable {
     private static let program = #"""
 import base64, hashlib, json, socket, sys, threading, zlib
 import crc32c
+from awscrt.checksums import crc64nvme
 target = int(sys.argv[1])
 gate = int(sys.argv[2])  # request bytes relayed in all before the rest is held; 0: no gate
 released = threading.Event()
@@ -83,7 +85,8 @@ for stream in recorded:
         out.append({"method": method, "target": path, "fields": fields, "length": len(body),
             "checksums": {"crc32c": b64(crc32c.crc32c(body), 4), "crc32": b64(zlib.crc32(body), 4),
                           "sha1": base64.b64encode(hashlib.sha1(body).digest()).decode(),
-                          "sha256": base64.b64encode(hashlib.sha256(body).digest()).decode()},
+                          "sha256": base64.b64encode(hashlib.sha256(body).digest()).decode(),
+                          "crc64nvme": b64(crc64nvme(body), 8)},
             "text": body.decode() if size < 100000 and body.startswith(b"<") else None})
 json.dump(out, sys.stdout)
 """#
