@@ -95,7 +95,13 @@ enum S3CopyCommand: Command {
         let uploadID = reporter.uploadID ?? resume
         switch outcome.result {
         case .success(let upload):
-            console.output("s3://\(bucket)/\(key) \(upload.eTag)\n")
+            let checksum = upload.checksum.map { " \(settings.checksum)=\($0)" } ?? ""
+            console.output("s3://\(bucket)/\(key) \(upload.eTag)\(checksum)\n")
+            // A checksum of the whole object that the server did not name back is this client's alone.
+            let wholeObject = settings.fullObjectChecksum || settings.checksum == .crc64nvme || upload.uploadID == nil
+            if wholeObject, !upload.checksumVerifiedByServer {
+                console.error("s3://\(bucket)/\(key): the \(settings.checksum) checksum \(upload.checksum ?? "") is this client's; not verified by the server")
+            }
             return ExitStatus.success
         case .failure(let error):
             if let status = outcome.interruption.exitStatus {

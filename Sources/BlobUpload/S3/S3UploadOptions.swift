@@ -74,6 +74,12 @@ public struct S3UploadResult: Sendable, Hashable {
     /// upload, the CRC of every byte for a full-object one), base64, or `nil` when the server
     /// gives none (a full-object upload then reports the CRC it sent).
     public var checksum: String?
+    /// Whether the server named the whole object's ``checksum`` itself and it is the one
+    /// computed here: a `PutObject` answer that echoes the checksum sent, or a full-object
+    /// `CompleteMultipartUpload` answer that names the combined CRC. `false` when it named none
+    /// (a server that ignores checksums) or only a composite of the parts: ``checksum`` is then
+    /// this client's own, not a proof that the stored object is the source.
+    public var checksumVerifiedByServer = false
     /// The multipart upload's id, or `nil` for a single `PutObject`.
     public var uploadID: String?
     /// The object's length.

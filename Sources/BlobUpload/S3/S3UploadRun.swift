@@ -137,14 +137,15 @@ struct S3UploadRun {
                           fields: [("Content-Type", options.contentType), (options.checksum.headerName, checksum)])
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A refused first connection is a server that is not there: no point in waiting.
-        let eTag = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
+        let (eTag, echoed) = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> (String, Bool) in
             let answer = try wire.send(call, body: UnsafeRawBufferPointer(buffer), payloadHash: payloadHash, cancellation: cancellation)
             guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
-            return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: checksum)
+            let eTag = try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: checksum)
+            return (eTag, answer.head[options.checksum.headerName] == checksum)
         }
         events.send(.progress(completedBytes: length, totalBytes: length))
-        return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum, uploadID: nil,
-                              length: length, partCount: 1, partsSent: 1)
+        return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum, checksumVerifiedByServer: echoed,
+                              uploadID: nil, length: length, partCount: 1, partsSent: 1)
     }
 
     private func create() throws(S3Error) -> String {
@@ -261,12 +262,17 @@ struct S3UploadRun {
                                      reason: "the ETag \(eTag) names \(count) parts, but \(parts.count) were completed")
         }
         let checksum = root.value("Checksum\(options.checksum.s3Name)")
-        if let wholeObject, let checksum, checksum != wholeObject {
+        // Base64 has no "-": a value ending in "-N" is a composite of the parts, from a server
+        // that ignored the full-object type; it verifies nothing of the whole object.
+        let composite = checksum?.contains("-") == true
+        if let wholeObject, let checksum, !composite, checksum != wholeObject {
             throw .protocolViolation(bucket: wire.bucket, key: key, operation: call.operation,
-                                     reason: "the server computed the \(options.checksum) checksum \(checksum) of the object but its parts make \(wholeObject)")
+                                     reason: "the server computed the \(options.checksum) checksum \(checksum) of the object but its parts make \(wholeObject) "
+                                        + "(upload \(uploadID)); the object may exist with other bytes than the source's: check it, or delete it")
         }
         return S3UploadResult(
-            bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum ?? wholeObject,
+            bucket: wire.bucket, key: key, eTag: eTag, checksum: wholeObject ?? checksum,
+            checksumVerifiedByServer: wholeObject != nil && checksum == wholeObject,
             uploadID: uploadID, length: length, partCount: parts.count, partsSent: partsSent)
     }
 

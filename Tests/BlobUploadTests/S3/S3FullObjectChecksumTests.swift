@@ -50,6 +50,7 @@ import Testing
         #expect(complete.fields["x-amz-checksum-type"] == "FULL_OBJECT")
         #expect(complete.fields[algorithm.headerName] == whole, "the combined CRC of the parts is the CRC of the file")
         #expect(result.checksum == whole)
+        #expect(!result.checksumVerifiedByServer, "moto names no checksum back")
         #expect(try MotoS3.sha256(bucket: bucket, key: result.key) == TempFiles.sha256(ofFileAtPath: path))
     }
 
@@ -84,6 +85,7 @@ import Testing
         let good = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [completed("IFr9QlAX2sk=")]])
         let result = try await S3ErrorTests.client(good).upload(S3ErrorTests.source(), key: "k", options: options)
         #expect(result.checksum == "IFr9QlAX2sk=")
+        #expect(result.checksumVerifiedByServer, "the server named the same whole-object CRC")
         #expect(good.requests.last?.lowercased().contains("x-amz-checksum-crc64nvme: ifr9qlax2sk=") == true)
 
         let bad = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [completed("AAAAAAAAAAA=")]])
@@ -92,6 +94,12 @@ import Testing
         }
         guard case .protocolViolation(_, _, "CompleteMultipartUpload", let reason)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(reason.contains("AAAAAAAAAAA=") && reason.contains("IFr9QlAX2sk="), "\(reason)")
+        #expect(reason.contains("upload ") && reason.contains("the object may exist"), "\(reason)")
+
+        // A server that names a composite value (or none) has verified nothing of the whole object.
+        let composite = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [completed("IFr9QlAX2sk=-1")]])
+        let unverified = try await S3ErrorTests.client(composite).upload(S3ErrorTests.source(), key: "k", options: options)
+        #expect(!unverified.checksumVerifiedByServer)
     }
 
     /// A hash does not combine: the upload is refused before any request.
