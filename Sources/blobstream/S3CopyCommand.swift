@@ -25,16 +25,20 @@ enum S3CopyCommand: Command {
         The multipart upload id is printed as the first line of standard output as soon as it
         exists: keep it to continue after Ctrl-C or a crash with --resume, which sends only
         the parts the server lacks (or holds with other bytes). On success the last line is
-        "s3://bucket/key ETAG". Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
-        and AWS_SESSION_TOKEN, the region from AWS_REGION (default us-east-1). The endpoint
-        must be http:// (see the README); buckets are addressed path-style.
+        "s3://bucket/key ETAG ALGORITHM=CHECKSUM" (the checksum as S3 prints it, base64; a
+        whole-object one the server did not name back is reported "not verified by the
+        server" on standard error). Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+        and AWS_SESSION_TOKEN, the region from AWS_REGION (default us-east-1). The endpoint is
+        https:// (verified against the system's CAs, SSL_CERT_FILE or --cacert) or http://;
+        buckets are addressed path-style.
 
         Options:
               --endpoint URL       the S3 endpoint (default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL)
               --part-size N        bytes per part, from 5M to 5G (default 8M, grown to stay
                                    within 10,000 parts); K, M and G mean KiB, MiB and GiB
               --parallel N         parts in flight, from 1 to 64 (default 4)
-              --checksum ALG       crc32c (default), crc32, sha1, sha256 or crc64nvme
+              --checksum ALG       crc32c (default), crc32, sha1, sha256 or crc64nvme; none
+                                   sends no checksum fields (for a server that rejects them)
               --full-object        a multipart upload's checksum is the CRC of the whole object
                                    (x-amz-checksum-type FULL_OBJECT, combined from the parts'
                                    CRCs), not a checksum of checksums; crc32 and crc32c only,
@@ -69,13 +73,17 @@ enum S3CopyCommand: Command {
             options.parallelParts = count
         }
         if let text = arguments.values["--checksum"] {
-            guard let algorithm = S3ChecksumAlgorithm(rawValue: text.lowercased()) else {
-                throw .usage("--checksum '\(text)': expected crc32c, crc32, sha1, sha256 or crc64nvme")
+            if text.lowercased() == "none" {
+                options.sendsChecksums = false
+            } else {
+                guard let algorithm = S3ChecksumAlgorithm(rawValue: text.lowercased()) else {
+                    throw .usage("--checksum '\(text)': expected crc32c, crc32, sha1, sha256, crc64nvme or none")
+                }
+                options.checksum = algorithm
             }
-            options.checksum = algorithm
         }
         if arguments.flags.contains("--full-object") {
-            guard options.checksum.combines else {
+            guard options.checksum.combines, options.sendsChecksums else {
                 throw .usage("--full-object needs a CRC (--checksum crc32c, crc32 or crc64nvme), not \(options.checksum)")
             }
             options.fullObjectChecksum = true

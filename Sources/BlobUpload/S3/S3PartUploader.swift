@@ -183,7 +183,7 @@ final class S3PartUploader: @unchecked Sendable {
         let call = S3Call(
             operation: "UploadPart", method: "PUT", key: key,
             query: [("partNumber", String(part.number)), ("uploadId", uploadID)],
-            fields: [(options.checksum.headerName, digests.checksum.base64)], uploadID: uploadID, partNumber: part.number)
+            fields: options.checksumFields(digests.checksum.base64), uploadID: uploadID, partNumber: part.number)
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         let answer = try wire.send(call, body: body, payloadHash: payloadHash, cancellation: cancellation)
         guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }

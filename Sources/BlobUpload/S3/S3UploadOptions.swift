@@ -26,6 +26,11 @@ public struct S3UploadOptions: Sendable {
     /// ``S3ChecksumAlgorithm/crc64nvme`` (which always is: S3 allows nothing else); false by
     /// default.
     public var fullObjectChecksum = false
+    /// Whether requests carry `x-amz-checksum-*` fields; true by default. Set it to false for
+    /// an S3-compatible server that rejects them: nothing is then checked end to end by the
+    /// server (parts are still compared by their MD5 ETags when an upload resumes), and
+    /// ``fullObjectChecksum`` cannot be asked for.
+    public var sendsChecksums = true
     /// `Content-Type` of the object; `application/octet-stream` by default.
     public var contentType = "application/octet-stream"
     /// Attempts per request before a transient failure (`SlowDown`, 5xx, a dropped
@@ -40,7 +45,12 @@ public struct S3UploadOptions: Sendable {
     public init() {}
 
     /// Whether the upload uses a full-object checksum (asked for, or implied by CRC-64/NVME).
-    var isFullObject: Bool { fullObjectChecksum || checksum == .crc64nvme }
+    var isFullObject: Bool { sendsChecksums && (fullObjectChecksum || checksum == .crc64nvme) }
+
+    /// The checksum field of a request that carries `value`: none when checksums are off.
+    func checksumFields(_ value: String) -> [(String, String)] {
+        sendsChecksums ? [(checksum.headerName, value)] : []
+    }
 }
 
 /// What an upload reports while it runs. Events come from the upload's worker threads, one at

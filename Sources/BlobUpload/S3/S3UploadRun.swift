@@ -31,7 +31,7 @@ struct S3UploadRun {
             uploadID = resumedID
             let listing = try listParts(uploadID: uploadID)
             // Its parts carry the algorithm the upload was created with; S3 refuses others.
-            if let algorithm = listing.algorithm, algorithm.uppercased() != options.checksum.s3Name {
+            if let algorithm = listing.algorithm, !options.sendsChecksums || algorithm.uppercased() != options.checksum.s3Name {
                 throw .invalidConfiguration(
                     name: "checksum",
                     reason: "upload \(uploadID) was created with \(algorithm) checksums, not \(options.checksum.s3Name); resume it with that checksum")
@@ -86,6 +86,9 @@ struct S3UploadRun {
         if let threshold = options.singlePutThreshold, threshold < 0 || threshold > S3UploadOptions.maximumPartSize {
             throw .invalidConfiguration(name: "singlePutThreshold", reason: "\(threshold) bytes: from 0 to 5 GiB")
         }
+        if options.fullObjectChecksum && !options.sendsChecksums {
+            throw .invalidConfiguration(name: "fullObjectChecksum", reason: "a full-object checksum needs checksums sent (sendsChecksums)")
+        }
         if options.fullObjectChecksum && !options.checksum.combines {
             throw .invalidConfiguration(name: "fullObjectChecksum", reason: "\(options.checksum) checksums do not combine; use crc32, crc32c or crc64nvme")
         }
@@ -134,7 +137,7 @@ struct S3UploadRun {
             cancellation: cancellation)
         let checksum = digests.checksum.base64
         let call = S3Call(operation: "PutObject", method: "PUT", key: key,
-                          fields: [("Content-Type", options.contentType), (options.checksum.headerName, checksum)])
+                          fields: [("Content-Type", options.contentType)] + options.checksumFields(checksum))
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A refused first connection is a server that is not there: no point in waiting.
         let (eTag, echoed) = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> (String, Bool) in
@@ -149,7 +152,8 @@ struct S3UploadRun {
     }
 
     private func create() throws(S3Error) -> String {
-        var fields = [("Content-Type", options.contentType), ("x-amz-checksum-algorithm", options.checksum.s3Name)]
+        var fields = [("Content-Type", options.contentType)]
+        if options.sendsChecksums { fields.append(("x-amz-checksum-algorithm", options.checksum.s3Name)) }
         if options.isFullObject { fields.append(("x-amz-checksum-type", "FULL_OBJECT")) }
         let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
                           fields: fields, createsResource: true)
@@ -212,7 +216,8 @@ struct S3UploadRun {
     }
 
     private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {
-        let body = S3Answers.completeBody(parts.map { ($0.number, $0.eTag, $0.checksum) }, algorithm: options.checksum)
+        let body = S3Answers.completeBody(
+            parts.map { ($0.number, $0.eTag, options.sendsChecksums ? $0.checksum : nil) }, algorithm: options.checksum)
         // A full-object upload names the whole object's CRC, which S3 checks against the bytes.
         let wholeObject = options.isFullObject ? try S3FullObjectChecksum.combine(parts, algorithm: options.checksum, bucket: wire.bucket, key: key) : nil
         var fields = [("Content-Type", "application/xml")]
