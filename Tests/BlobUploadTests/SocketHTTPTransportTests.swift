@@ -181,14 +181,14 @@ import Testing
     /// that comes late (its task had not resumed yet) must not cancel the request of another
     /// upload that took the connection from the pool meanwhile.
     @Test func aLateCancellationDoesNotReachAPooledConnection() {
-        let call = SocketCall()
+        let call = HTTP1Cancellation()
         let connection = HTTP1Connection()
         #expect(call.watch(connection))
-        call.release(connection)
+        call.unwatch(connection)
         call.cancel()
         #expect(!connection.isCancelled)
         let watched = HTTP1Connection()
-        let other = SocketCall()
+        let other = HTTP1Cancellation()
         #expect(other.watch(watched))
         other.cancel()
         #expect(watched.isCancelled, "a connection in use is still cancelled")

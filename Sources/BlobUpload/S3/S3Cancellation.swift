@@ -4,14 +4,17 @@ internal import HTTP1
 import Synchronization
 
 /// The cancellation state of one S3 operation, shared by its worker threads: cancelling
-/// interrupts every connection in use and every stream being read that can be closed from any
-/// thread, and wakes every retry wait, so the workers stop at once.
+/// interrupts every connection in use (``requests``, the package's one request cancellation)
+/// and every stream being read that can be closed from any thread, and wakes every retry wait,
+/// so the workers stop at once.
 final class S3Cancellation: Sendable {
     private struct State {
         var cancelled = false
-        var connections: [ObjectIdentifier: HTTP1Connection] = [:]
         var streams: [ObjectIdentifier: CloseOnCancel] = [:]
     }
+
+    /// The requests' cancellation: the connections in use.
+    let requests = HTTP1Cancellation()
 
     private let state = Mutex(State())
     private let condition = NSCondition()
@@ -23,31 +26,13 @@ final class S3Cancellation: Sendable {
     func cancel() {
         let streams = state.withLock { state in
             state.cancelled = true
-            // Interrupted under the lock (a flag and a byte down a pipe), so that a connection
-            // unwatched and returned to the pool is never interrupted by this late cancel while
-            // another operation uses it.
-            state.connections.values.forEach { $0.cancel() }
             return Array(state.streams.values)
         }
+        requests.cancel()
         streams.forEach { $0.close() }
         condition.lock()
         condition.broadcast()
         condition.unlock()
-    }
-
-    /// Records `connection` as in use; `false` (and it is cancelled) when already cancelled.
-    func watch(_ connection: HTTP1Connection) -> Bool {
-        let cancelled = state.withLock { state in
-            state.connections[ObjectIdentifier(connection)] = connection
-            return state.cancelled
-        }
-        if cancelled { connection.cancel() }
-        return !cancelled
-    }
-
-    /// Forgets `connection`.
-    func unwatch(_ connection: HTTP1Connection) {
-        _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
     }
 
     /// Records a stream being read; closed on cancel only if it may be closed from any thread.

@@ -53,7 +53,8 @@ final class S3Wire: Sendable {
     /// Where connections go: the endpoint's host and port, with TLS for `https:`.
     private let endpoint: HTTP1Endpoint
     private let trust: TLSConfiguration
-    private let idle = Mutex<[HTTP1Connection]>([])
+    /// Kept-alive connections: as many as parts can be in flight.
+    private let idle = HTTP1ConnectionPool(limit: 64)
 
     /// Error bodies and XML results are kept up to this size; an answer with a longer body is a
     /// protocol violation (no S3 answer this client asks for comes near it).
@@ -182,56 +183,25 @@ final class S3Wire: Sendable {
             throw .transfer(HeaderFieldCheck.error(name: name, problem: problem))
         }
         let headBytes = head.serialized()
-        var retriedStale = false
-        while true {
-            if cancellation.isCancelled { throw .cancelled(uploadID: call.uploadID) }
-            // A new connection cannot be stale, so such a call is never sent twice by this loop;
-            // after a stale one, a new one too: another kept one may be as stale.
-            let reused = call.createsResource || retriedStale ? nil : pooledConnection()
-            let connection = reused ?? HTTP1Connection()
-            guard cancellation.watch(connection) else { throw .cancelled(uploadID: call.uploadID) }
-            defer { cancellation.unwatch(connection) }
-            let receivedBefore = connection.bytesReceived
-            do {
-                if reused == nil {
-                    try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
-                }
+        // A call that makes a resource never goes out on a kept-alive connection, so it is never
+        // sent twice; any other is sent again on a new one after a stale kept-alive one.
+        let policy = HTTP1ReusePolicy(takesIdle: !call.createsResource, resendsAfterStale: true)
+        do throws(HTTP1RequestFailure) {
+            return try idle.run(to: endpoint, trust: trust, connectTimeout: timeout, policy: policy, cancellation: cancellation.requests) {
+                connection throws(HTTP1Error) in
                 let answer = try transmit(on: connection, call: call, head: headBytes, body: body)
-                // Unwatched first: a cancellation after this point no longer reaches it. One
-                // that came before is seen by the checks in `returnToPool` and when popped.
-                cancellation.unwatch(connection)
-                if answer.reusable, !cancellation.isCancelled {
-                    returnToPool(connection)
-                }
-                return S3Answer(head: answer.head, body: Data(answer.body))
-            } catch {
-                if cancellation.isCancelled || error == .cancelled { throw .cancelled(uploadID: call.uploadID) }
-                // A kept-alive connection the server closed while idle fails before any answer.
-                if reused != nil, connection.failedAsStale(error, receivedBefore: receivedBefore), !retriedStale {
-                    retriedStale = true
-                    continue
-                }
-                throw .transfer(SocketHTTPTransport.uploadError(
-                    error, in: .s3(operation: call.operation), method: call.method, url: url, connecting: reused == nil))
+                return (S3Answer(head: answer.head, body: Data(answer.body)), answer.reusable)
             }
+        } catch {
+            if cancellation.isCancelled || error.error == .cancelled { throw .cancelled(uploadID: call.uploadID) }
+            throw .transfer(SocketHTTPTransport.uploadError(
+                error.error, in: .s3(operation: call.operation), method: call.method, url: url, connecting: error.connecting))
         }
     }
 
-    /// Keeps `connection` for a later request, unless it was cancelled.
+    /// Keeps `connection` for a later request, unless it was cancelled (test seam).
     func returnToPool(_ connection: HTTP1Connection) {
-        guard !connection.isCancelled else { return }
-        idle.withLock { $0.append(connection) }
-    }
-
-    /// A kept-alive connection that can carry another request (``HTTP1Connection/isReusable``),
-    /// if any; the others are dropped.
-    private func pooledConnection() -> HTTP1Connection? {
-        idle.withLock { idle in
-            while let connection = idle.popLast() {
-                if connection.isReusable { return connection }
-            }
-            return nil
-        }
+        idle.put(connection, for: endpoint)
     }
 
     /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:

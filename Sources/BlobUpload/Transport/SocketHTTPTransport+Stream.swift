@@ -32,7 +32,7 @@ extension SocketHTTPTransport {
     ///   ``BlobUploadError/source(_:)`` for another length than `expectedLength`,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
     func send(_ head: HTTPRequestHead, streaming body: InputStream, expectedLength: Int64?) async throws(BlobUploadError) -> HTTPReply {
-        let call = SocketCall()
+        let call = HTTP1Cancellation()
         let stream = StreamBody(body)
         let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -53,7 +53,7 @@ extension SocketHTTPTransport {
     }
 
     private func performStreaming(
-        _ head: HTTPRequestHead, body: StreamBody, expectedLength: Int64?, call: SocketCall
+        _ head: HTTPRequestHead, body: StreamBody, expectedLength: Int64?, call: HTTP1Cancellation
     ) -> Result<HTTPReply, BlobUploadError> {
         let (method, url) = (head.method, head.url)
         guard let endpoint = head.endpoint else {
@@ -69,7 +69,7 @@ extension SocketHTTPTransport {
         guard call.watch(connection) else { return .failure(.cancelled) }
         // Closed when the request ends, however: the call may outlive it (it is freed once the task resumes).
         defer {
-            call.release(connection)
+            call.unwatch(connection)
             connection.close()
         }
         do {
@@ -112,7 +112,7 @@ extension SocketHTTPTransport {
     /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the
     /// last chunk.
     private func sendRequest(
-        _ head: [UInt8], body: StreamBody, on connection: HTTP1Connection, wait: HTTP1Wait, expectedLength: Int64?, call: SocketCall
+        _ head: [UInt8], body: StreamBody, on connection: HTTP1Connection, wait: HTTP1Wait, expectedLength: Int64?, call: HTTP1Cancellation
     ) throws(BodyStop) {
         do {
             try connection.send(head, wait: wait)

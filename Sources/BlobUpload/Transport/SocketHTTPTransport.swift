@@ -31,7 +31,8 @@ final class SocketHTTPTransport: Sendable {
     let minimumSpeed: MinimumSpeed
     /// The certificate authorities an `https:` connection trusts.
     let trust: TLSConfiguration
-    private let idle = Mutex<(endpoint: HTTP1Endpoint, connection: HTTP1Connection)?>(nil)
+    /// Kept-alive connections, one per endpoint: a client's requests go one after another.
+    private let idle = HTTP1ConnectionPool(limit: 1)
 
     init(timeout: TimeInterval, minimumSpeed: MinimumSpeed = .standard, trust: TLSConfiguration = TLSConfiguration()) {
         self.timeout = timeout
@@ -51,7 +52,7 @@ final class SocketHTTPTransport: Sendable {
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
     func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
-        let call = SocketCall()
+        let call = HTTP1Cancellation()
         let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread {
@@ -72,7 +73,7 @@ final class SocketHTTPTransport: Sendable {
     /// Runs the request, following redirects of one without a body within its origin (the
     /// URLSession transport's rule too): nothing is lost by asking again, and the caller's
     /// header fields, credentials among them, stay with the origin the caller named.
-    private func perform(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
+    private func perform(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
         var head = head
         for _ in 0...Self.maxRedirects {
             let reply: HTTPReply
@@ -96,7 +97,7 @@ final class SocketHTTPTransport: Sendable {
             code: URLError.Code.httpTooManyRedirects.rawValue))
     }
 
-    private func performOnce(_ head: HTTPRequestHead, body: Data?, call: SocketCall) -> Result<HTTPReply, BlobUploadError> {
+    private func performOnce(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
         guard let endpoint = head.endpoint else {
@@ -107,45 +108,25 @@ final class SocketHTTPTransport: Sendable {
         var head = head
         head.contentLength = body?.count
         let headBytes = head.serialized()
-        var retriedStale = false
-        while true {
-            if call.isCancelled { return .failure(.cancelled) }
-            // After a stale connection, a new one: another kept one may be as stale.
-            let reused = retriedStale ? nil : takeIdle(endpoint)
-            let connection = reused ?? HTTP1Connection()
-            guard call.watch(connection) else { return .failure(.cancelled) }
-            let receivedBefore = connection.bytesReceived
-            do {
-                if reused == nil {
-                    try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
-                }
+        // Every tus request but a creation may be sent again (a repeated PATCH is refused with
+        // 409 if the first one did land).
+        let policy = HTTP1ReusePolicy(takesIdle: true, resendsAfterStale: method != "POST")
+        do throws(HTTP1RequestFailure) {
+            let answer = try idle.run(to: endpoint, trust: trust, connectTimeout: timeout, policy: policy, cancellation: call) {
+                connection throws(HTTP1Error) in
                 let answer = try exchange(on: connection, method: method, head: headBytes, body: body)
-                // Let go first: a cancellation of this call that comes late (its task has not
-                // resumed yet) must not reach the connection once another request took it.
-                call.release(connection)
-                if answer.reusable, !call.isCancelled, !connection.isCancelled {
-                    idle.withLock { $0 = (endpoint, connection) }
-                }
-                let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
-                                      headers: answer.head.fields, body: Data(answer.body))
-                if let body, !body.isEmpty, let refusal = reply.redirectRefusal() {
-                    return .failure(refusal)
-                }
-                return .success(reply)
-            } catch {
-                call.release(connection)
-                connection.close()
-                if call.isCancelled || error == .cancelled { return .failure(.cancelled) }
-                // A kept-alive connection the server closed while it was idle fails before any
-                // answer; every request but a creation may be sent again on a new one (a
-                // repeated PATCH is refused with 409 if the first one did land).
-                if reused != nil, connection.failedAsStale(error, receivedBefore: receivedBefore), method != "POST", !retriedStale {
-                    retriedStale = true
-                    continue
-                }
-                // This path carries tus requests only (the streamed PUT has its own, below).
-                return .failure(Self.uploadError(error, in: .tus(method: method), method: method, url: url, connecting: reused == nil))
+                return (answer, answer.reusable)
             }
+            let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
+                                  headers: answer.head.fields, body: Data(answer.body))
+            if let body, !body.isEmpty, let refusal = reply.redirectRefusal() {
+                return .failure(refusal)
+            }
+            return .success(reply)
+        } catch {
+            if call.isCancelled { return .failure(.cancelled) }
+            // This path carries tus requests only (the streamed PUT has its own).
+            return .failure(Self.uploadError(error.error, in: .tus(method: method), method: method, url: url, connecting: error.connecting))
         }
     }
 
@@ -164,15 +145,6 @@ final class SocketHTTPTransport: Sendable {
             }
         }
         return try result.get()
-    }
-
-    /// The kept-alive connection to `endpoint`, if there is one (taking it out of the pool).
-    private func takeIdle(_ endpoint: HTTP1Endpoint) -> HTTP1Connection? {
-        idle.withLock { idle in
-            defer { idle = nil }
-            guard let kept = idle, kept.endpoint == endpoint, kept.connection.isReusable else { return nil }
-            return kept.connection
-        }
     }
 
     /// The upload error for `error`, naming the method and URL, and for a broken answer the
@@ -203,41 +175,5 @@ final class SocketHTTPTransport: Sendable {
             (reason, code) = ("a secure connection failed: \(text)", .secureConnectionFailed)
         }
         return .network(method: method, url: url.absoluteString, reason: reason, code: code.rawValue)
-    }
-}
-
-/// The cancellation state of one request: which connection to interrupt.
-final class SocketCall: Sendable {
-    private let state = Mutex<(cancelled: Bool, connection: HTTP1Connection?)>((false, nil))
-
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
-
-    /// Records the connection in use; `false` (and the connection is cancelled) if already cancelled.
-    func watch(_ connection: HTTP1Connection) -> Bool {
-        let cancelled = state.withLock { state -> Bool in
-            state.connection = connection
-            return state.cancelled
-        }
-        if cancelled { connection.cancel() }
-        return !cancelled
-    }
-
-    /// Stops watching `connection` (done with it, about to be pooled for other requests); a
-    /// later ``cancel()`` no longer reaches it.
-    func release(_ connection: HTTP1Connection) {
-        state.withLock { state in
-            if state.connection === connection { state.connection = nil }
-        }
-    }
-
-    /// Cancels the request and interrupts its connection. The connection is interrupted under
-    /// the lock (a flag and a byte down a pipe), so once ``release(_:)`` has returned no
-    /// cancellation of this request reaches it, even one that had already looked it up: the
-    /// pool may have handed it to another request by then.
-    func cancel() {
-        state.withLock { state in
-            state.cancelled = true
-            state.connection?.cancel()
-        }
     }
 }

@@ -1,0 +1,107 @@
+import Synchronization
+
+/// Kept-alive connections, per endpoint (host, port, TLS), waiting for their next request.
+/// A connection is handed out only while ``HTTP1Connection/isReusable``; the others are
+/// dropped (closed) on the way.
+package final class HTTP1ConnectionPool: Sendable {
+    private let idle = Mutex<[HTTP1Endpoint: [HTTP1Connection]]>([:])
+    private let limit: Int
+
+    /// A pool keeping at most `limit` idle connections per endpoint.
+    package init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// An idle connection to `endpoint` that can carry a request, if there is one.
+    package func take(_ endpoint: HTTP1Endpoint) -> HTTP1Connection? {
+        idle.withLock { idle in
+            while let connection = idle[endpoint]?.popLast() {
+                if connection.isReusable { return connection }
+            }
+            return nil
+        }
+    }
+
+    /// Keeps `connection` for `endpoint`, unless it was cancelled or the pool is full.
+    package func put(_ connection: HTTP1Connection, for endpoint: HTTP1Endpoint) {
+        guard !connection.isCancelled else { return }
+        idle.withLock { idle in
+            guard idle[endpoint, default: []].count < limit else { return }
+            idle[endpoint, default: []].append(connection)
+        }
+    }
+}
+
+/// When a request may go out on a kept-alive connection, and be sent again.
+package struct HTTP1ReusePolicy: Sendable {
+    /// Whether the request may take an idle connection from the pool.
+    package var takesIdle: Bool
+    /// Whether the request may be sent again on a new connection when a kept-alive one turns
+    /// out to have been closed by the server while it was idle (before any byte of an answer):
+    /// never for a request that would make a second resource.
+    package var resendsAfterStale: Bool
+
+    /// A policy.
+    package init(takesIdle: Bool, resendsAfterStale: Bool) {
+        self.takesIdle = takesIdle
+        self.resendsAfterStale = resendsAfterStale
+    }
+}
+
+extension HTTP1ConnectionPool {
+    /// The one request loop of the package's clients (tus, the streamed PUT's probes, S3):
+    /// takes an idle connection to `endpoint` as `policy` allows, or connects a new one (TLS
+    /// with `trust` for a secure endpoint) within `connectTimeout`; runs `exchange` on it, with
+    /// `cancellation` watching it; pools it again when the answer leaves it reusable; and sends
+    /// the request once more on a new connection when a kept-alive one went stale, as `policy`
+    /// allows. A failed connection is closed at once.
+    /// - Returns: The answer, and whether it came on a new connection (a failure's time-out
+    ///   may then have been the connect's).
+    /// - Throws: What `exchange` or the connect threw (``HTTP1Error/cancelled`` once
+    ///   `cancellation` is), with whether the connection was new.
+    package func run<Answer>(
+        to endpoint: HTTP1Endpoint, trust: TLSConfiguration, connectTimeout: Double, policy: HTTP1ReusePolicy,
+        cancellation: HTTP1Cancellation,
+        exchange: (HTTP1Connection) throws(HTTP1Error) -> (answer: Answer, reusable: Bool)
+    ) throws(HTTP1RequestFailure) -> Answer {
+        var retriedStale = false
+        while true {
+            if cancellation.isCancelled { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
+            // After a stale connection, a new one: another kept one may be as stale.
+            let reused = policy.takesIdle && !retriedStale ? take(endpoint) : nil
+            let connection = reused ?? HTTP1Connection()
+            guard cancellation.watch(connection) else { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
+            let receivedBefore = connection.bytesReceived
+            do {
+                if reused == nil {
+                    try connection.connect(to: endpoint, trust: trust, wait: .after(connectTimeout))
+                }
+                let (answer, reusable) = try exchange(connection)
+                // Unwatched first: a cancellation after this no longer reaches it; one that came
+                // before is seen by `put` and by `take`.
+                cancellation.unwatch(connection)
+                if reusable, !cancellation.isCancelled { put(connection, for: endpoint) }
+                return answer
+            } catch {
+                cancellation.unwatch(connection)
+                connection.close()
+                if cancellation.isCancelled || error == .cancelled { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
+                if reused != nil, policy.resendsAfterStale, !retriedStale, connection.failedAsStale(error, receivedBefore: receivedBefore) {
+                    retriedStale = true
+                    continue
+                }
+                throw HTTP1RequestFailure(error: error, connecting: reused == nil)
+            }
+        }
+    }
+}
+
+/// Why ``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)`` gave
+/// no answer: the error, and whether it came on a new connection (a time-out may then have
+/// been the connect's, as messages say).
+package struct HTTP1RequestFailure: Error, Sendable {
+    /// The connection's error.
+    package var error: HTTP1Error
+    /// Whether the request was on a connection made for it.
+    package var connecting: Bool
+}
