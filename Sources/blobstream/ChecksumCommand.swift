@@ -6,7 +6,7 @@ enum ChecksumCommand: Command {
     static let words = ["checksum"]
     static let summary = "print the SHA-256 (or another checksum) of files or URLs, like sha256sum"
     static let valueOptions: Set<String> = ["--algorithm", "-a", "--offset", "--asset-library", TLSOption.name]
-    static let flagOptions: Set<String> = []
+    static let flagOptions: Set<String> = ["--base64"]
 
     static var help: String {
         """
@@ -18,7 +18,7 @@ enum ChecksumCommand: Command {
         backslash or a newline are escaped as sha256sum escapes them, with a leading '\\'.
         A CRC prints as the hex of its big-endian bytes (crc64nvme: 16 digits, the value
         awscrt's crc64nvme returns); S3's x-amz-checksum-* headers carry base64 of those same
-        bytes (xxd -r -p | base64 turns one into the other).
+        bytes: --base64 prints that instead of the hex, as S3 and aws s3api print it.
 
         An argument with a URL scheme (file:, http:, https:, asset:) is opened through the URL
         registry, unless a file of that name exists; anything else is a path. 'asset://?id=ID'
@@ -27,6 +27,8 @@ enum ChecksumCommand: Command {
 
         Options:
           -a, --algorithm ALGORITHM  sha256 (default), sha1, md5, crc32, crc32c or crc64nvme
+              --base64               print the digest as base64 of its bytes (as S3 prints
+                                     x-amz-checksum-* values), not as hex
               --offset N             skip the first N bytes (hash bytes N to the end); N may end
                                      in K, M or G (KiB, MiB, GiB); not for pipes
               --asset-library DIR    the asset library that asset:// URLs name
@@ -76,7 +78,7 @@ enum ChecksumCommand: Command {
             }
             switch result {
             case .success(let digest):
-                console.output(line(digest: digest, name: target))
+                console.output(line(digest: digest, name: target, base64: arguments.flags.contains("--base64")))
             case .failure(let error):
                 console.error(ErrorPresenter.message(error, subject: target))
                 status = ExitStatus.failure
@@ -109,10 +111,11 @@ enum ChecksumCommand: Command {
     }
 
     /// `<hex>  <name>` as sha256sum prints it, escaping `\` and newlines in the name.
-    static func line(digest: ChecksumDigest, name: String) -> String {
-        guard name.contains("\\") || name.contains("\n") else { return "\(digest.hex)  \(name)\n" }
+    static func line(digest: ChecksumDigest, name: String, base64: Bool = false) -> String {
+        let text = base64 ? digest.base64 : digest.hex
+        guard name.contains("\\") || name.contains("\n") else { return "\(text)  \(name)\n" }
         let escaped = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-        return "\\\(digest.hex)  \(escaped)\n"
+        return "\\\(text)  \(escaped)\n"
     }
 }
 

@@ -75,5 +75,9 @@ import Testing
         let digest = try #require(ChecksumDigest(algorithm: .crc64nvme, hex: reference.first ?? ""))
         let direct = try await ChecksumCalculator(algorithm: .crc64nvme).digest(of: BlobInputStream(fileAtPath: path))
         #expect(direct.base64 == digest.base64)
+        // --base64 prints it the way S3 does.
+        let asS3 = try await ChecksumFixtures.runExecutable(try ToolProcess.blobstream(),
+                                                            ["checksum", "--algorithm", "crc64nvme", "--base64", path])
+        #expect(asS3.standardOutput == "\(digest.base64)  \(path)\n")
     }
 }
