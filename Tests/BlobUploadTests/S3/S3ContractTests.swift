@@ -17,9 +17,14 @@ import Testing
         defer { TempFiles.remove(path) }
         let made = Mutex<[ContractCheckingSource]>([])
         let reading = Atomic<Int>(0)
+        let task = Mutex<Task<S3UploadResult, any Error>?>(nil)
         let source = UploadSource.dataSource(name: path) {
             let checked = ContractCheckingSource(FileDataSource(path: path), readDelay: 0.002)
-            checked.whenReading { _ in reading.add(1, ordering: .relaxed) }
+            // The first upload is cancelled from another thread as its eighth read starts.
+            checked.whenReading { _ in
+                guard reading.add(1, ordering: .relaxed).newValue == 8 else { return }
+                DispatchQueue.global().async { task.withLock { $0 }?.cancel() }
+            }
             made.withLock { $0.append(checked) }
             return checked
         }
@@ -27,8 +32,8 @@ import Testing
         options.partSize = 5 * 1024 * 1024
         options.parallelParts = 3
         let cancelled = Task { try await client.upload(source, key: "contract", options: options) }
-        while reading.load(ordering: .relaxed) < 8 { try await Task.sleep(nanoseconds: 1_000_000) }
-        cancelled.cancel()
+        task.withLock { $0 = cancelled }
+        if reading.load(ordering: .relaxed) >= 8 { cancelled.cancel() }
         if case .success = await cancelled.result { Issue.record("the first upload ended before its cancellation") }
         let result = try await client.upload(source, key: "contract", options: options)
         #expect(result.length == Int64(size))
