@@ -22,6 +22,7 @@ public struct TLSTrust: Sendable, Hashable {
     /// elsewhere `https:` goes through URLSession, which keeps the system's trust.
     public static var isAvailable: Bool { TLSConfiguration.isAvailable }
 
+    /// The trust as the package's own client takes it.
     package var configuration: TLSConfiguration {
         TLSConfiguration(certificateAuthorityFile: certificateAuthorityFile)
     }
