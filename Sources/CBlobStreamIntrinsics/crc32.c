@@ -3,6 +3,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "clmul_fold.h"
 #endif
 
 // CRC-32 (IEEE 802.3, zlib's crc32). x86 has no instruction for this polynomial, but the CRC
@@ -31,42 +32,11 @@ static const uint64_t fold_by_1[2] __attribute__((aligned(16))) = {0x01751997d0,
 static const uint64_t fold_64[2] __attribute__((aligned(16))) = {0x0163cd6124, 0};
 static const uint64_t barrett[2] __attribute__((aligned(16))) = {0x01db710641, 0x01f7011641};
 
-// One fold: the low and high halves of `x` multiplied by their distance constants, plus the
-// next 16 bytes.
-__attribute__((target("pclmul,sse4.1")))
-static inline __m128i fold(__m128i x, __m128i constants, __m128i next) {
-    __m128i low = _mm_clmulepi64_si128(x, constants, 0x00);
-    __m128i high = _mm_clmulepi64_si128(x, constants, 0x11);
-    return _mm_xor_si128(_mm_xor_si128(low, high), next);
-}
-
 // `length` is at least 64 and a multiple of 16; `crc` is the pre-inverted register.
 __attribute__((target("pclmul,sse4.1")))
 static uint32_t crc32_pclmul(uint32_t crc, const uint8_t *data, size_t length) {
-    __m128i x0 = _mm_loadu_si128((const __m128i *)(data + 0));
-    __m128i x1 = _mm_loadu_si128((const __m128i *)(data + 16));
-    __m128i x2 = _mm_loadu_si128((const __m128i *)(data + 32));
-    __m128i x3 = _mm_loadu_si128((const __m128i *)(data + 48));
-    x0 = _mm_xor_si128(x0, _mm_cvtsi32_si128((int)crc));
-    data += 64;
-    length -= 64;
-
-    __m128i k = _mm_load_si128((const __m128i *)fold_by_4);
-    for (; length >= 64; length -= 64, data += 64) {
-        x0 = fold(x0, k, _mm_loadu_si128((const __m128i *)(data + 0)));
-        x1 = fold(x1, k, _mm_loadu_si128((const __m128i *)(data + 16)));
-        x2 = fold(x2, k, _mm_loadu_si128((const __m128i *)(data + 32)));
-        x3 = fold(x3, k, _mm_loadu_si128((const __m128i *)(data + 48)));
-    }
-
-    k = _mm_load_si128((const __m128i *)fold_by_1);
-    __m128i x = fold(x0, k, x1);
-    x = fold(x, k, x2);
-    x = fold(x, k, x3);
-    for (; length >= 16; length -= 16, data += 16) {
-        x = fold(x, k, _mm_loadu_si128((const __m128i *)data));
-    }
-
+    __m128i x = bs_clmul_fold_to_128(_mm_cvtsi32_si128((int)crc), data, length, fold_by_4, fold_by_1);
+    __m128i k = _mm_load_si128((const __m128i *)fold_by_1);
     // 128 → 64 bits: the low half moves 64 bits up the polynomial (times k4).
     const __m128i low32 = _mm_setr_epi32(-1, 0, -1, 0);
     x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k, 0x10));

@@ -3,6 +3,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include "clmul_fold.h"
 #endif
 
 // CRC-64/NVME: polynomial 0xAD93D23594C93659, reflected, init and xorout all ones; check value
@@ -74,40 +75,11 @@ static uint64_t slice8(const crc64_tables *tables, uint64_t crc, const uint8_t *
 }
 
 #if defined(__x86_64__)
-__attribute__((target("pclmul,sse4.1")))
-static inline __m128i fold(__m128i x, __m128i constants, __m128i next) {
-    __m128i low = _mm_clmulepi64_si128(x, constants, 0x00);
-    __m128i high = _mm_clmulepi64_si128(x, constants, 0x11);
-    return _mm_xor_si128(_mm_xor_si128(low, high), next);
-}
-
 // `length` is at least 64 and a multiple of 16; `crc` is the pre-inverted register. Returns
 // the register after the data.
 __attribute__((target("pclmul,sse4.1")))
 static uint64_t crc64_pclmul(const crc64_tables *t, uint64_t crc, const uint8_t *data, size_t length) {
-    __m128i x0 = _mm_loadu_si128((const __m128i *)(data + 0));
-    __m128i x1 = _mm_loadu_si128((const __m128i *)(data + 16));
-    __m128i x2 = _mm_loadu_si128((const __m128i *)(data + 32));
-    __m128i x3 = _mm_loadu_si128((const __m128i *)(data + 48));
-    x0 = _mm_xor_si128(x0, _mm_cvtsi64_si128((long long)crc));
-    data += 64;
-    length -= 64;
-
-    __m128i k = _mm_load_si128((const __m128i *)t->fold_by_4);
-    for (; length >= 64; length -= 64, data += 64) {
-        x0 = fold(x0, k, _mm_loadu_si128((const __m128i *)(data + 0)));
-        x1 = fold(x1, k, _mm_loadu_si128((const __m128i *)(data + 16)));
-        x2 = fold(x2, k, _mm_loadu_si128((const __m128i *)(data + 32)));
-        x3 = fold(x3, k, _mm_loadu_si128((const __m128i *)(data + 48)));
-    }
-
-    k = _mm_load_si128((const __m128i *)t->fold_by_1);
-    __m128i x = fold(x0, k, x1);
-    x = fold(x, k, x2);
-    x = fold(x, k, x3);
-    for (; length >= 16; length -= 16, data += 16) {
-        x = fold(x, k, _mm_loadu_si128((const __m128i *)data));
-    }
+    __m128i x = bs_clmul_fold_to_128(_mm_cvtsi64_si128((long long)crc), data, length, t->fold_by_4, t->fold_by_1);
 
     // The accumulator is congruent to everything so far, so the register is the CRC of its 16
     // bytes from a zero register: two table steps instead of a Barrett reduction, negligible
