@@ -252,13 +252,4 @@ int bs_tls_has_input(bs_tls *session) {
     return code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE ? 0 : 1;
 }
 
-void bs_tls_shutdown(bs_tls *session) {
-    ERR_clear_error();
-    SSL_shutdown(session->ssl);
-    ERR_clear_error();
-}
-
-const char *bs_tls_version(bs_tls *session) {
-    return SSL_get_version(session->ssl);
-}
 #endif

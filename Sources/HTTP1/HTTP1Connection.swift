@@ -48,14 +48,6 @@ package final class HTTP1Connection: Sendable {
     /// answer, and a close there would fail a request that may not be sent twice.
     package var isReusable: Bool { !isCancelled && !hasInput }
 
-    /// The TLS protocol version negotiated (`TLSv1.3`), or `nil` on a plain connection.
-    package var tlsVersion: String? {
-        #if canImport(CBlobStreamTLS) && os(Linux)
-        if case .tls(let session)? = channel.withLock({ $0 }) { return session.version }
-        #endif
-        return nil
-    }
-
     /// Whether `error`, from a request on a kept-alive connection that had received
     /// `receivedBefore` bytes when the request began, is that connection going stale while it
     /// was idle: the connection was lost before any byte of an answer. A request that is safe

@@ -67,12 +67,6 @@ long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *erro
 /// 0 no. Handshake messages after the handshake (TLS 1.3 session tickets) are consumed.
 int bs_tls_has_input(bs_tls *session);
 
-/// Sends close_notify if it can without waiting; best effort.
-void bs_tls_shutdown(bs_tls *session);
-
-/// The negotiated protocol version ("TLSv1.3"), for diagnostics.
-const char *bs_tls_version(bs_tls *session);
-
 #ifdef __cplusplus
 }
 #endif

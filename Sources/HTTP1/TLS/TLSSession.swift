@@ -52,14 +52,6 @@ final class TLSSession: @unchecked Sendable {
     /// Whether application data, or the session's end, is waiting; never blocks.
     var hasInput: Bool { bs_tls_has_input(pointer) != 0 }
 
-    /// Sends close_notify if that needs no wait.
-    func shutdown() {
-        bs_tls_shutdown(pointer)
-    }
-
-    /// The negotiated version, `TLSv1.3` say.
-    var version: String { String(cString: bs_tls_version(pointer)) }
-
     private func step(_ result: Int, operation: String) throws(HTTP1Error) -> ChannelStep {
         switch result {
         case 1...: return .done(result)

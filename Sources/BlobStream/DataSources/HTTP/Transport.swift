@@ -1,5 +1,5 @@
 import Foundation
-package import HTTP1
+internal import HTTP1
 
 /// How the package's HTTP clients (``HTTPDataSource``, and the upload clients of BlobUpload)
 /// talk to a server: one choice for all of them.
@@ -42,11 +42,5 @@ public struct Transport: Sendable, Hashable {
         case "https": return TLSTrust.isAvailable
         default: return false
         }
-    }
-
-    /// The TLS configuration of a request to `url` on the package's own client: `nil` for
-    /// `http:`.
-    package func tls(for url: URL) -> TLSConfiguration? {
-        url.scheme?.lowercased() == "https" ? trust.configuration : nil
     }
 }
