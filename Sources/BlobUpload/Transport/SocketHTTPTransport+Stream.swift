@@ -106,7 +106,9 @@ extension SocketHTTPTransport {
     private func reply(to answer: HTTP1Answer, method: String, url: URL) -> Result<HTTPReply, BlobUploadError> {
         let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                               headers: answer.head.fields, body: Data(answer.body))
-        return reply.redirectRefusal().map { .failure($0) } ?? .success(reply)
+        // A streamed body is never sent again: any redirect is refused.
+        if case .failure(let refusal)? = reply.redirect(hasBody: true, followed: 0) { return .failure(refusal) }
+        return .success(reply)
     }
 
     /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the

@@ -67,34 +67,25 @@ final class SocketHTTPTransport: Sendable {
         return try result.get()
     }
 
-    /// The most redirects followed for one request, as many as URLSession follows.
-    static let maxRedirects = 16
-
-    /// Runs the request, following redirects of one without a body within its origin (the
-    /// URLSession transport's rule too): nothing is lost by asking again, and the caller's
-    /// header fields, credentials among them, stay with the origin the caller named.
+    /// Runs the request, following redirects as ``HTTPRedirectPolicy/upload`` allows (see
+    /// ``HTTPReply/redirect(hasBody:followed:)``): only those of a request without a body, within
+    /// its origin.
     private func perform(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
         var head = head
-        for _ in 0...Self.maxRedirects {
+        var followed = 0
+        while true {
             let reply: HTTPReply
             switch performOnce(head, body: body, call: call) {
             case .success(let answer): reply = answer
             case .failure(let error): return .failure(error)
             }
-            guard [301, 302, 303, 307, 308].contains(reply.statusCode), let location = reply.header("location") else {
-                return .success(reply)
+            switch reply.redirect(hasBody: body.map { !$0.isEmpty } ?? false, followed: followed) {
+            case nil: return .success(reply)
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let follow): (head.url, head.method) = (follow.url, follow.method)
             }
-            guard let target = URL(string: location, relativeTo: head.url)?.absoluteURL else { return .success(reply) }
-            guard URLOrigin(target) == URLOrigin(head.url) else {
-                return .failure(.crossOriginRefused(method: head.method, url: target.absoluteString, allowedOrigin: "\(URLOrigin(head.url))"))
-            }
-            head.url = target
-            // See Other asks for the target with GET, as URLSession does.
-            if reply.statusCode == 303, head.method != "HEAD" { head.method = "GET" }
+            followed += 1
         }
-        return .failure(.network(
-            method: head.method, url: head.url.absoluteString, reason: "more than \(Self.maxRedirects) redirects",
-            code: URLError.Code.httpTooManyRedirects.rawValue))
     }
 
     private func performOnce(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
@@ -119,9 +110,6 @@ final class SocketHTTPTransport: Sendable {
             }
             let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                                   headers: answer.head.fields, body: Data(answer.body))
-            if let body, !body.isEmpty, let refusal = reply.redirectRefusal() {
-                return .failure(refusal)
-            }
             return .success(reply)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }

@@ -87,10 +87,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
             try connection.readResponseHead(wait: requestWait, buffer: &leftover)
         }
         if let location = answer.redirectLocation {
-            guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
-                throw .failure(.protocolViolation(reason: "the redirect location \"\(location)\" is not a URL"))
-            }
-            sink?.transfer(id, redirectedTo: target, statusCode: answer.statusCode)
+            sink?.transfer(id, redirectedTo: location, statusCode: answer.statusCode)
             throw .quietly
         }
         guard sink?.transfer(id, didReceive: answer) == true else { throw .quietly }
