@@ -232,15 +232,3 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         return libcurlProtocolErrors.contains { lowercased.contains($0) }
     }
 }
-
-extension HTTPResponseHead {
-    /// The head of a URLSession answer, so that both transports (and `blobstream cat`) are held
-    /// to the same checks.
-    package init(_ response: HTTPURLResponse) {
-        let fields = response.allHeaderFields.compactMap { name, value -> (String, String)? in
-            guard let name = name as? String, let value = value as? String else { return nil }
-            return (name, value)
-        }
-        self.init(statusCode: response.statusCode, fields: fields)
-    }
-}
