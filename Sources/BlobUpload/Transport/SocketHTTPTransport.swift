@@ -4,21 +4,17 @@ import Foundation
 internal import HTTP1
 import Synchronization
 
-/// HTTP/1.1 over plain TCP for `http:` tus servers, on the package's one HTTP/1.1 client
-/// (``HTTP1Connection``): one kept-alive connection, request bodies written with `send`
-/// straight from the caller's memory. Its own policy on top: keep-alive reuse, and one retry
-/// of a request that a kept-alive connection lost before any answer.
+/// tus requests and streamed PUTs on the package's one HTTP/1.1 client (``HTTP1Connection``,
+/// plain or TLS): one kept-alive connection per endpoint, request bodies written with `send`
+/// straight from the caller's memory, on the one request loop (keep-alive reuse, one resend of
+/// a request that a kept-alive connection lost before any answer).
 ///
 /// Why not URLSession: FoundationNetworking hands a body to libcurl 64 KiB at a time, each
 /// time through dispatch sources, timers and queue hops. For a tus upload, whose bodies are
 /// buffers already in memory, that costs several times the CPU of the Python client (see the
-/// benchmark); here a 4 MiB chunk is one `send` loop. `https:` still goes through URLSession.
+/// benchmark); here a 4 MiB chunk is one `send` loop.
 ///
-/// Redirects: a 3xx answer to a request with a body is
-/// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``; one without a body is
-/// followed within the request's origin, and one to another origin is
-/// ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, as on the URLSession
-/// transport. Proxies from the environment are not used. Each request runs on a thread of its
+/// Redirects: as ``HTTPReply/redirect(hasBody:followed:)`` says, as on the URLSession transport. Proxies from the environment are not used. Each request runs on a thread of its
 /// own, so uploads that share a client run side by side and cancelling one is never held up
 /// by another waiting for a slow server; ``send(_:body:)`` returns only once the socket no
 /// longer touches `body`, even when cancelled.

@@ -1,7 +1,8 @@
 import Foundation
 internal import HTTP1
 
-/// An `http:` range request over a plain TCP connection, run by a thread of its own.
+/// An `http:` or `https:` range request on the package's own client (a pooled connection, plain
+/// or TLS), run by a thread of its own.
 ///
 /// Why not URLSession for plain HTTP: on Linux, URLSession cannot pause a download (its
 /// `suspend()` removes the transfer from libcurl, and every body chunk is queued to the delegate
