@@ -92,7 +92,10 @@ final class S3Wire: Sendable {
         self.scheme = scheme
         self.host = host
         self.port = endpoint.port ?? (scheme == "https" ? 443 : 80)
-        self.endpoint = HTTP1Endpoint(host: host, port: self.port, isSecure: scheme == "https")
+        // Virtual-host requests go to the bucket's own host name: it is what DNS answers for, and
+        // what the certificate is verified against (`*.s3.amazonaws.com`).
+        let connectHost = configuration.addressing == .virtualHost ? "\(bucket).\(host)" : host
+        self.endpoint = HTTP1Endpoint(host: connectHost, port: self.port, isSecure: scheme == "https")
         self.trust = configuration.trust.configuration
         self.addressing = configuration.addressing
         self.timeout = configuration.timeout
