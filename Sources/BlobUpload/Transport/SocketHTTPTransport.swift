@@ -49,18 +49,9 @@ final class SocketHTTPTransport: Sendable {
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
     func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
         let call = HTTP1Cancellation()
-        let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(returning: self.perform(head, body: body, call: call))
-                }
-                thread.name = "BlobUpload \(head.method)"
-                thread.start()
-            }
-        } onCancel: {
-            call.cancel()
-        }
-        return try result.get()
+        return try await withBlockingWork(at: .newThread("BlobUpload \(head.method)"), onCancel: call.cancel) {
+            self.perform(head, body: body, call: call)
+        }.get()
     }
 
     /// Runs the request, following redirects as ``HTTPRedirectPolicy/upload`` allows (see
