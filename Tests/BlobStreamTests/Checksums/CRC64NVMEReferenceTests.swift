@@ -31,7 +31,7 @@ import Testing
 
     @Test func fortyRandomSlicesUpTo64MiBMatchAwscrt() async throws {
         let seed: UInt64 = 0x64_4e56_4d45
-        var generator = ChecksumFixtures.Generator(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         let maximum = 64 << 20 + 7
         // One pool, written once; every slice starts at a random offset below 64 (unaligned).
         let pool = ChecksumFixtures.bytes(count: maximum + 64, seed: seed)

@@ -1,4 +1,5 @@
 @testable import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -27,7 +28,7 @@ import Testing
     @Test(arguments: subjects)
     func combineEqualsTheOnePassCRC(subject: Subject) {
         let seed: UInt64 = 0xc0_3b17e
-        var generator = ChecksumFixtures.Generator(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         let pool = ChecksumFixtures.bytes(count: 3 << 20, seed: seed)
         pool.withUnsafeBytes { raw in
             // Small lengths (every short path) and large ones (many bits in lengthB).
@@ -55,7 +56,7 @@ import Testing
     func partsFoldIntoTheWhole(subject: Subject) {
         let pool = ChecksumFixtures.bytes(count: 1 << 20, seed: 0xfa11)
         pool.withUnsafeBytes { raw in
-            var generator = ChecksumFixtures.Generator(seed: 0xfa11)
+            var generator = SeededGenerator(seed: 0xfa11)
             var combined = subject.crc(UnsafeRawBufferPointer(start: nil, count: 0))
             var offset = 0
             while offset < raw.count {

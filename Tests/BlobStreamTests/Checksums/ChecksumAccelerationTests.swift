@@ -1,4 +1,5 @@
 @testable import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
     @Test(arguments: ChecksumAlgorithm.allCases)
     func acceleratedAndPortableCodeAgree(algorithm: ChecksumAlgorithm) {
         let seed: UInt64 = 0x5eed_0000 + UInt64(algorithm.digestByteCount)
-        var generator = ChecksumFixtures.Generator(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         let pool = ChecksumFixtures.bytes(count: 5 << 20 + 64, seed: seed)
         // Lengths around every threshold of the kernels (blocks, folds, 3-way strides) and
         // random ones up to 5 MiB.
@@ -42,7 +43,7 @@ import Testing
     /// random lengths to 1 MiB at random alignments, each also continued from a nonzero CRC.
     @Test func crc64nvmeFoldingAgreesWithTablesAtEveryAlignment() {
         let seed: UInt64 = 0x64_f01d
-        var generator = ChecksumFixtures.Generator(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         let pool = ChecksumFixtures.bytes(count: 1 << 20 + 64, seed: seed)
         var cases: [(start: Int, length: Int)] = []
         for length in 0..<600 { for start in 0..<16 { cases.append((start, length)) } }

@@ -6,32 +6,8 @@ import Testing
 /// Deterministic bytes and helpers for the checksum tests. A fixed seed keeps failures
 /// reproducible; the seed appears in every assertion message that depends on it.
 enum ChecksumFixtures {
-    /// SplitMix64: tiny, fast, and good enough to make incompressible test data.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-    }
-
     static func bytes(count: Int, seed: UInt64) -> [UInt8] {
-        var generator = Generator(seed: seed)
-        var bytes = [UInt8](repeating: 0, count: count)
-        bytes.withUnsafeMutableBytes { raw in
-            var index = 0
-            while index < count {
-                var word = generator.next()
-                let take = min(8, count - index)
-                withUnsafeBytes(of: &word) { raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take) }
-                index += take
-            }
-        }
-        return bytes
+        TempFiles.pseudoRandomBytes(count: count, seed: seed)
     }
 
     /// A fresh scratch directory (``TempFiles/makeDirectory(in:prefix:)``), removed by the

@@ -9,7 +9,7 @@ import Testing
 
     /// Reads `stream` to its end in pieces of varying size, as a consumer such as URLSession does.
     func readAll(_ stream: InputStream) -> [UInt8] {
-        var generator = ChecksumFixtures.Generator(seed: 5)
+        var generator = SeededGenerator(seed: 5)
         var buffer = [UInt8](repeating: 0, count: 70_000)
         var output: [UInt8] = []
         while stream.hasBytesAvailable {

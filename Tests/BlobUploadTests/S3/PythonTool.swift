@@ -25,24 +25,14 @@ enum PythonTool {
             stdin.fileHandleForWriting.write(input)
             try? stdin.fileHandleForWriting.close()
         }
-        onOwnThread(group: group) { errors.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+        onOwnThread(group: group) { errors.value = stderr.fileHandleForReading.readDataToEndOfFile() }
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         group.wait()
         guard process.terminationStatus == 0 else {
             throw TestSupportError("python3 \(arguments.prefix(2).joined(separator: " ")) failed (\(process.terminationStatus)): "
-                + String(decoding: errors.get(), as: UTF8.self) + " — " + TestServers.instructions)
+                + String(decoding: errors.value, as: UTF8.self) + " — " + TestServers.instructions)
         }
         return output
     }
-}
-
-/// A value shared between threads.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ newValue: Value) { lock.withLock { value = newValue } }
-    func update<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
 }

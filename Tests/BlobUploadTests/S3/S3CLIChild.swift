@@ -36,7 +36,7 @@ final class S3CLIChild: @unchecked Sendable {
         }
         let errorHandle = errors.fileHandleForReading
         onOwnThread(group: readers) { [errorText] in
-            errorText.set(String(decoding: errorHandle.readDataToEndOfFile(), as: UTF8.self))
+            errorText.value = String(decoding: errorHandle.readDataToEndOfFile(), as: UTF8.self)
         }
     }
 
@@ -60,6 +60,6 @@ final class S3CLIChild: @unchecked Sendable {
         readers.wait()
         process.waitUntilExit()
         let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        return (process.terminationStatus, signal, printed.withLock { outputText }, errorText.get())
+        return (process.terminationStatus, signal, printed.withLock { outputText }, errorText.value)
     }
 }

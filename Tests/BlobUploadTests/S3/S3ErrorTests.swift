@@ -232,7 +232,7 @@ import Testing
         // The first stream learns the length (and pins version v1); the parts' streams find v2.
         let source = UploadSource.dataSource(name: "changing") {
             let source = ScriptedDataSource(bytes: [UInt8](repeating: 1, count: 1000))
-            if calls.update({ $0 += 1; return $0 }) > 2 { source.replace(with: [UInt8](repeating: 2, count: 1000)) }
+            if calls.mutate({ $0 += 1; return $0 }) > 2 { source.replace(with: [UInt8](repeating: 2, count: 1000)) }
             return source
         }
         let error = await #expect(throws: S3Error.self) { _ = try await client.upload(source, key: "k", options: Self.multipart) }

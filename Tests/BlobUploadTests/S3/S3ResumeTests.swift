@@ -74,15 +74,15 @@ import Testing
         let cancel = Locked<(@Sendable () -> Void)?>(nil)
         // Stop after two parts.
         let task = Task {
-            while cancel.get() == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+            while cancel.value == nil { try await Task.sleep(nanoseconds: 1_000_000) }
             return try await client.upload(.file(path: path), key: "changed.bin", options: settings) { event in
-                if case .created(let id) = event { created.set(id) }
-                if case .partUploaded(2, _) = event { cancel.get()?() }
+                if case .created(let id) = event { created.value = id }
+                if case .partUploaded(2, _) = event { cancel.value?() }
             }
         }
-        cancel.set { task.cancel() }
+        cancel.value = { task.cancel() }
         _ = await task.result
-        let id = try #require(created.get())
+        let id = try #require(created.value)
         #expect(try await client.listParts(key: "changed.bin", uploadID: id).map(\.number) == [1, 2])
 
         // The same length, other bytes in part 1: its ETag (MD5) no longer matches.

@@ -64,7 +64,7 @@ import Testing
         defer { TempFiles.remove(path) }
         let opened = Locked(0)
         let source = UploadSource.streams(name: path, length: Int64(size)) {
-            opened.update { $0 += 1 }
+            opened.mutate { $0 += 1 }
             return InputStream(fileAtPath: path)!
         }
         var options = S3UploadOptions()
@@ -72,7 +72,7 @@ import Testing
         let result = try await client.upload(source, key: "stream", options: options)
         #expect(result.partCount == 3)
         // One stream for the whole blob (plus the probe that tells it cannot start elsewhere).
-        #expect(opened.get() <= 2)
+        #expect(opened.value <= 2)
         #expect(try MotoS3.sha256(bucket: bucket, key: "stream") == TempFiles.sha256(ofFileAtPath: path))
     }
 
@@ -83,7 +83,7 @@ import Testing
         let bytes = TempFiles.pseudoRandomBytes(count: size, seed: 5)
         let made = Locked(0)
         let source = UploadSource.dataSource(name: "pipe-like") {
-            made.update { $0 += 1 }
+            made.mutate { $0 += 1 }
             return ScriptedDataSource(bytes: bytes, hidesLength: true)
         }
         var options = S3UploadOptions()
@@ -93,7 +93,7 @@ import Testing
         // Parts of exactly the part size end where the stream does: no empty part after them.
         #expect(result.partCount == max(1, (size + 5 * Self.mebibyte - 1) / (5 * Self.mebibyte)))
         #expect(result.length == Int64(size))
-        #expect(made.get() == 1)   // one stream, read once
+        #expect(made.value == 1)   // one stream, read once
         #expect(log.all.contains(.progress(completedBytes: Int64(size), totalBytes: nil)))
         #expect(try MotoS3.length(bucket: bucket, key: "unknown-\(size)") == Int64(size))
         if size > 0 {
@@ -116,17 +116,17 @@ import Testing
         // Cancel as soon as the upload exists, before any part is sent: it stays on the
         // server, resumable.
         let task = Task {
-            while cancel.get() == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+            while cancel.value == nil { try await Task.sleep(nanoseconds: 1_000_000) }
             return try await client.upload(.file(path: path), key: "aborted", options: settings) { event in
                 if case .created(let id) = event {
-                    created.set(id)
-                    cancel.get()?()
+                    created.value = id
+                    cancel.value?()
                 }
             }
         }
-        cancel.set { task.cancel() }
+        cancel.value = { task.cancel() }
         let outcome = await task.result
-        let uploadID = try #require(created.get())
+        let uploadID = try #require(created.value)
         #expect(throws: S3Error.cancelled(uploadID: uploadID)) { try outcome.get() }
         #expect(try MotoS3.uploadIDs(bucket: bucket) == [uploadID])
         try await client.abort(key: "aborted", uploadID: uploadID)

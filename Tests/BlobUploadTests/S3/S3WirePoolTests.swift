@@ -48,13 +48,13 @@ import Testing
         let client = try S3ErrorTests.client(server)
         let opens = Locked(0)
         let source = UploadSource.dataSource(name: "never-opens", length: 1000) {
-            opens.update { $0 += 1 }
+            opens.mutate { $0 += 1 }
             let source = ScriptedDataSource(bytes: [UInt8](repeating: 1, count: 1000))
             source.openBehaviour = .never
             return source
         }
         let upload = Task { try await client.upload(source, key: "k", options: S3ErrorTests.multipart) }
-        while opens.update({ $0 }) == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        while opens.value == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
         upload.cancel()
         let result = await upload.result
         #expect(throws: S3Error.cancelled(uploadID: nil)) { try result.get() }
