@@ -1,10 +1,19 @@
 import Synchronization
 
-/// Kept-alive connections, per endpoint (host, port, TLS), waiting for their next request.
-/// A connection is handed out only while ``HTTP1Connection/isReusable``; the others are
-/// dropped (closed) on the way.
+/// Kept-alive connections, per endpoint (host, port, TLS) and trust, waiting for their next
+/// request. A connection is handed out only while ``HTTP1Connection/isReusable``; the others
+/// are dropped (closed) on the way.
+///
+/// The trust is part of the key: a TLS connection verified against one set of authorities
+/// (a test CA, `--cacert`) never carries a request that asked for another (the system's store),
+/// whose verification it never passed.
 package final class HTTP1ConnectionPool: Sendable {
-    private let idle = Mutex<[HTTP1Endpoint: [HTTP1Connection]]>([:])
+    private struct Key: Hashable {
+        var endpoint: HTTP1Endpoint
+        var trust: TLSConfiguration
+    }
+
+    private let idle = Mutex<[Key: [HTTP1Connection]]>([:])
     private let limit: Int
 
     /// A pool keeping at most `limit` idle connections per endpoint.
@@ -12,22 +21,26 @@ package final class HTTP1ConnectionPool: Sendable {
         self.limit = max(1, limit)
     }
 
-    /// An idle connection to `endpoint` that can carry a request, if there is one.
-    package func take(_ endpoint: HTTP1Endpoint) -> HTTP1Connection? {
-        idle.withLock { idle in
-            while let connection = idle[endpoint]?.popLast() {
+    /// An idle connection to `endpoint`, made trusting `trust`, that can carry a request, if
+    /// there is one.
+    package func take(_ endpoint: HTTP1Endpoint, trust: TLSConfiguration) -> HTTP1Connection? {
+        let key = Key(endpoint: endpoint, trust: trust)
+        return idle.withLock { idle in
+            while let connection = idle[key]?.popLast() {
                 if connection.isReusable { return connection }
             }
             return nil
         }
     }
 
-    /// Keeps `connection` for `endpoint`, unless it was cancelled or the pool is full.
-    package func put(_ connection: HTTP1Connection, for endpoint: HTTP1Endpoint) {
+    /// Keeps `connection` for `endpoint` and the `trust` it was made with, unless it was
+    /// cancelled or the pool is full.
+    package func put(_ connection: HTTP1Connection, for endpoint: HTTP1Endpoint, trust: TLSConfiguration) {
         guard !connection.isCancelled else { return }
+        let key = Key(endpoint: endpoint, trust: trust)
         idle.withLock { idle in
-            guard idle[endpoint, default: []].count < limit else { return }
-            idle[endpoint, default: []].append(connection)
+            guard idle[key, default: []].count < limit else { return }
+            idle[key, default: []].append(connection)
         }
     }
 }
@@ -68,7 +81,7 @@ extension HTTP1ConnectionPool {
         while true {
             if cancellation.isCancelled { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
             // After a stale connection, a new one: another kept one may be as stale.
-            let reused = policy.takesIdle && !retriedStale ? take(endpoint) : nil
+            let reused = policy.takesIdle && !retriedStale ? take(endpoint, trust: trust) : nil
             let connection = reused ?? HTTP1Connection()
             guard cancellation.watch(connection) else { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
             let receivedBefore = connection.bytesReceived
@@ -80,7 +93,7 @@ extension HTTP1ConnectionPool {
                 // Unwatched first: a cancellation after this no longer reaches it; one that came
                 // before is seen by `put` and by `take`.
                 cancellation.unwatch(connection)
-                if reusable, !cancellation.isCancelled { put(connection, for: endpoint) }
+                if reusable, !cancellation.isCancelled { put(connection, for: endpoint, trust: trust) }
                 return answer
             } catch {
                 cancellation.unwatch(connection)

@@ -198,7 +198,7 @@ final class S3Wire: Sendable {
 
     /// Keeps `connection` for a later request, unless it was cancelled (test seam).
     func returnToPool(_ connection: HTTP1Connection) {
-        idle.put(connection, for: endpoint)
+        idle.put(connection, for: endpoint, trust: trust)
     }
 
     /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:

@@ -100,6 +100,21 @@ import Testing
         #expect(drained.error?.description.contains("unable to get local issuer certificate") == true, "\(String(describing: drained.error))")
     }
 
+    /// A connection kept alive after a read that trusted the test CA never carries a read that
+    /// trusts the system's store: the pool is keyed by trust too, so the second read makes its
+    /// own connection, and its verification refuses the server.
+    @Test func aPooledConnectionNeverCarriesARequestOfAnotherTrust() throws {
+        try TestServers.requireTLS()
+        let blob = try ServedBlob(size: 1000, seed: 94)
+        defer { blob.remove() }
+        let url = try TestServers.nginxTLSURL(forFileAtPath: blob.path)
+        let trusted = StreamHarness.drain(BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: Self.configuration(Self.trusted))))
+        #expect(trusted.bytes == blob.bytes, "\(String(describing: trusted.error))")
+        let untrusted = StreamHarness.drain(BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: Self.configuration(.automatic))))
+        #expect(untrusted.bytes.isEmpty)
+        #expect(untrusted.error?.description.contains("unable to get local issuer certificate") == true, "\(String(describing: untrusted.error))")
+    }
+
     @Test func aMissingCAFileIsAClearError() throws {
         try TestServers.requireTLS()
         let url = TestServers.nginxTLSURL.appendingPathComponent("x.bin")
