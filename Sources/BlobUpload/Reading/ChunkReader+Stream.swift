@@ -24,23 +24,15 @@ extension ChunkReader {
         }
     }
 
-    /// Fails unless the stream, having yielded all `total` bytes, reports its end: a source
-    /// longer than its declared length would otherwise be uploaded truncated, and the upload
-    /// reported complete. A ``BlobInputStream`` is asked too, although its length matched when
-    /// it opened: its end comes after its source confirmed the version it read
-    /// (``BlobDataSource/confirmUnchanged(at:)``), or as the error that it changed.
+    /// ``BodyReading/requireEnd(of:at:source:)`` at the source's length.
     func requireEnd() throws(BlobUploadError) {
         guard let stream, let total else { return }
-        var byte: UInt8 = 0
-        let count = stream.read(&byte, maxLength: 1)
-        if count == 0 { return }
-        let failure: BlobUploadError = count < 0
-            ? stream.uploadFailure(resource: source.name, at: streamOffset)
-            : .source(.sourceChanged(
-                resource: source.name, offset: total,
-                reason: "the stream yields more than the declared length of \(total) bytes"))
-        closeStream()
-        throw failure
+        do {
+            try BodyReading.requireEnd(of: stream, at: total, source: source)
+        } catch {
+            closeStream()
+            throw error
+        }
     }
 
     /// Leaves `stream` yielding the byte at `offset` next, with an empty current buffer there
@@ -88,20 +80,19 @@ extension ChunkReader {
     /// One read into `slot`; returns the count (more than zero), or throws. Zero is returned
     /// only for live data whose end has not been seen: the end.
     func read(into slot: UnsafeMutableRawBufferPointer, expectedLength: Int64?) throws(BlobUploadError) -> Int {
-        guard let stream, let base = slot.baseAddress else { throw .source(.notOpen) }
-        if interrupter.isInterrupted { throw .cancelled }
-        let count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: slot.count)
-        if count > 0 {
+        guard let stream, slot.baseAddress != nil else { throw .source(.notOpen) }
+        let interrupter = self.interrupter
+        do {
+            let count = try BodyReading.read(
+                stream, into: slot, at: streamOffset, source: source, expectedLength: expectedLength,
+                endIsData: total == nil && source.isLive, isCancelled: { interrupter.isInterrupted })
             streamOffset += Int64(count)
             return count
+        } catch {
+            // A cancelled read leaves the stream to the caller's close.
+            if error != .cancelled { closeStream() }
+            throw error
         }
-        if interrupter.isInterrupted { throw .cancelled }
-        if count == 0, total == nil, source.isLive { return 0 }
-        let failure: BlobUploadError = count == 0
-            ? .source(.unexpectedEnd(resource: source.name, offset: streamOffset, expectedLength: expectedLength ?? streamOffset))
-            : stream.uploadFailure(resource: source.name, at: streamOffset)
-        closeStream()
-        throw failure
     }
 
     func closeStream() {

@@ -183,25 +183,28 @@ final class S3PartReader: @unchecked Sendable {
         cancellation.watch(stream)
         defer { cancellation.unwatch(stream) }
         do throws(S3Error) {
-            while filled < partSize {
-                if cancellation.isCancelled { throw S3Error.cancelled(uploadID: nil) }
-                let count = stream.read((base + filled).assumingMemoryBound(to: UInt8.self), maxLength: min(partSize - filled, Self.readSize))
-                if cancellation.isCancelled { throw S3Error.cancelled(uploadID: nil) }
-                if count == 0 {
-                    ended = true
-                    break
+            let rest = UnsafeMutableRawBufferPointer(start: base + filled, count: partSize - filled)
+            let count = try Self.reading { () throws(BlobUploadError) in
+                try BodyReading.fill(
+                    rest, from: stream, at: streamOffset + Int64(filled), source: source, expectedLength: nil, endIsData: true,
+                    readSize: Self.readSize, isCancelled: { cancellation.isCancelled }
+                ) { bytes in
+                    checksum.update(bytes)
+                    md5?.update(bytes)
                 }
-                guard count > 0 else { throw S3Error.transfer(source.explaining(stream.uploadFailure(resource: source.name, at: streamOffset + Int64(filled)))) }
-                let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
-                checksum.update(bytes)
-                md5?.update(bytes)
-                filled += count
             }
-            if !ended {
+            filled += count
+            if filled < partSize {
+                ended = true
+            } else {
                 var byte: UInt8 = 0
-                let count = stream.read(&byte, maxLength: 1)
-                if count < 0 { throw S3Error.transfer(source.explaining(stream.uploadFailure(resource: source.name, at: streamOffset + Int64(filled)))) }
-                if count == 0 { ended = true } else { carried = byte }
+                let past = try Self.reading { () throws(BlobUploadError) in
+                    try withUnsafeMutableBytes(of: &byte) { carry throws(BlobUploadError) in
+                        try BodyReading.readPast(
+                            stream, into: carry, at: streamOffset + Int64(filled), source: source, isCancelled: { cancellation.isCancelled })
+                    }
+                }
+                if past == 0 { ended = true } else { carried = byte }
             }
         } catch {
             giveUpStream(after: error)
@@ -223,36 +226,35 @@ final class S3PartReader: @unchecked Sendable {
         if streamFailure == nil, !S3PartUploader.isInterruption(error) { streamFailure = error }
     }
 
-    /// Fills `target` from `stream`, whose next byte is at `offset`; at the source's end, makes
-    /// sure the stream has no more bytes.
+    /// Fills `target` from `stream`, whose next byte is at `offset`, hashing as it reads; at
+    /// the source's end, makes sure the stream has no more bytes (``BodyReading``).
     private func fill(
         _ target: UnsafeMutableRawBufferPointer, from stream: InputStream, at offset: Int64,
         checksum: inout any Checksum, md5: inout MD5?, cancellation: S3Cancellation
     ) throws(S3Error) {
-        guard let base = target.baseAddress else { return }
-        var filled = 0
-        while filled < target.count {
-            if cancellation.isCancelled { throw .cancelled(uploadID: nil) }
-            let count = stream.read((base + filled).assumingMemoryBound(to: UInt8.self), maxLength: min(target.count - filled, Self.readSize))
-            if cancellation.isCancelled { throw .cancelled(uploadID: nil) }
-            guard count > 0 else {
-                throw .transfer(count == 0
-                    ? .source(.unexpectedEnd(resource: source.name, offset: offset + Int64(filled), expectedLength: length ?? offset + Int64(target.count)))
-                    : source.explaining(stream.uploadFailure(resource: source.name, at: offset + Int64(filled))))
+        let (source, length) = (self.source, self.length)
+        try Self.reading { () throws(BlobUploadError) in
+            _ = try BodyReading.fill(
+                target, from: stream, at: offset, source: source, expectedLength: length ?? offset + Int64(target.count),
+                endIsData: false, readSize: Self.readSize, isCancelled: { cancellation.isCancelled }
+            ) { bytes in
+                checksum.update(bytes)
+                md5?.update(bytes)
             }
-            let bytes = UnsafeRawBufferPointer(start: base + filled, count: count)
-            checksum.update(bytes)
-            md5?.update(bytes)
-            filled += count
+            if let length, offset + Int64(target.count) == length {
+                try BodyReading.requireEnd(of: stream, at: length, source: source)
+            }
         }
-        if let length, offset + Int64(filled) == length {
-            var byte: UInt8 = 0
-            let count = stream.read(&byte, maxLength: 1)
-            if count < 0 { throw .transfer(source.explaining(stream.uploadFailure(resource: source.name, at: length))) }
-            if count > 0 {
-                throw .transfer(.source(.sourceChanged(
-                    resource: source.name, offset: length, reason: "the stream yields more than the declared length of \(length) bytes")))
-            }
+    }
+
+    /// The S3 error for a failed read: ``S3Error/cancelled(uploadID:)``, or the source's.
+    private static func reading<T>(_ body: () throws(BlobUploadError) -> T) throws(S3Error) -> T {
+        do {
+            return try body()
+        } catch .cancelled {
+            throw .cancelled(uploadID: nil)
+        } catch {
+            throw .transfer(error)
         }
     }
 }
