@@ -8,7 +8,7 @@ enum S3CopyCommand: Command {
     static let words = ["s3", "cp"]
     static let summary = "upload a file or URL to S3 (multipart, parallel, resumable)"
     static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library", TLSOption.name]
-    static let flagOptions: Set<String> = ["--full-object"]
+    static let flagOptions: Set<String> = ["--full-object", JournalOption.flag]
 
     static var help: String {
         """
@@ -93,6 +93,7 @@ enum S3CopyCommand: Command {
         try AssetLibraryOption.register(arguments)
         try TLSOption.register(arguments)
         let source = try UploadSupport.source(for: sourceName)
+        options.journal = try JournalOption.journal(arguments, readOnce: (try? InputArgument(sourceName))?.isPipe == true, console: console)
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
         let settings = options
@@ -163,11 +164,13 @@ enum S3CopyCommand: Command {
 private final class S3CopyReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let console: Console
+    private let label: String
     private let bar: ProgressBar?
     private var id: String?
 
     init(console: Console, label: String, resuming: String?) {
         self.console = console
+        self.label = label
         bar = console.standardErrorIsTerminal ? ProgressBar(console: console, label: label) : nil
         if let resuming {
             id = resuming
@@ -191,6 +194,13 @@ private final class S3CopyReporter: @unchecked Sendable {
                 let what = part.map { "part \($0)" } ?? "request"
                 console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt, what, delay,
                                      S3Support.sentence(error)))
+            case .journal(let notice):
+                if case .resuming(let uploadID, _) = notice, id == nil {
+                    // The upload id comes first on standard output, as for a new upload.
+                    id = uploadID
+                    console.output(uploadID + "\n")
+                }
+                console.error(JournalOption.message(notice, subject: label))
             case .resumed, .partUploaded:
                 break
             }

@@ -7,7 +7,7 @@ enum UploadCommand: Command {
     static let words = ["upload"]
     static let summary = "upload a file, URL or standard input to a tus server, resumably"
     static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype", TLSOption.name]
-    static let flagOptions: Set<String> = ["--restart-if-gone"]
+    static let flagOptions: Set<String> = ["--restart-if-gone", JournalOption.flag]
 
     /// The smallest `--chunk-size`: below it every PATCH is mostly round trip (a 3 MB file in
     /// 1-byte chunks took over ten minutes), and tus servers accept bodies far larger.
@@ -73,6 +73,7 @@ enum UploadCommand: Command {
             refusingPipe: resume == nil ? nil : "is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
+        options.journal = try JournalOption.journal(arguments, readOnce: !resumable, console: console)
         let client = TusClient(endpoint: endpoint, transport: transport)
         let control = UploadSupport.Control<BlobUploadError>()
         let reporter = UploadReporter(
@@ -184,6 +185,7 @@ enum UploadCommand: Command {
 private final class UploadReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let console: Console
+    private let label: String
     private let bar: ProgressBar?
     private let resuming: URL?
     private let control: UploadSupport.Control<BlobUploadError>
@@ -193,6 +195,7 @@ private final class UploadReporter: @unchecked Sendable {
 
     init(console: Console, label: String, resuming: URL?, retryPolicy: TusRetryPolicy, control: UploadSupport.Control<BlobUploadError>) {
         self.console = console
+        self.label = label
         self.retryPolicy = retryPolicy
         self.resuming = resuming
         self.control = control
@@ -216,6 +219,8 @@ private final class UploadReporter: @unchecked Sendable {
                 retrying(attempt: attempt, delay: delay, error: error)
             case .restarting(let goneURL):
                 console.error("\(goneURL.absoluteString) is gone; starting a new upload")
+            case .journal(let notice):
+                console.error(JournalOption.message(notice, subject: label))
             }
         }
     }
