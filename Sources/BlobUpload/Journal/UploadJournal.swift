@@ -88,3 +88,12 @@ public enum UploadJournalError: Error, Sendable, Hashable, CustomStringConvertib
         }
     }
 }
+
+/// An ``UploadJournal`` held by reference (see ``TusUploadOptions/journal``).
+final class UploadJournalReference: Sendable {
+    let journal: any UploadJournal
+
+    init(_ journal: any UploadJournal) {
+        self.journal = journal
+    }
+}

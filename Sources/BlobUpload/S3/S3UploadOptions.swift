@@ -45,7 +45,13 @@ public struct S3UploadOptions: Sendable {
     /// crash or a reboot) continues it by itself: see ``UploadJournal``. `nil` by default:
     /// nothing is recorded, and only ``S3Client/upload(_:key:options:resuming:events:)``'s
     /// `resuming` continues.
-    public var journal: (any UploadJournal)?
+    public var journal: (any UploadJournal)? {
+        get { journalReference?.journal }
+        set { journalReference = newValue.map(UploadJournalReference.init) }
+    }
+    /// The journal behind a reference: options holding an existential directly would be
+    /// address-only, which keeps closures that capture them from being sent to a task.
+    private var journalReference: UploadJournalReference?
 
     /// Default options.
     public init() {}

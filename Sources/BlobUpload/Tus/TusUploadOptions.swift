@@ -40,7 +40,13 @@ public struct TusUploadOptions: Sendable {
     /// Where the upload is recorded so that a later run (another process, after a crash or a
     /// reboot) continues it by itself: see ``UploadJournal``. `nil` by default: nothing is
     /// recorded, and only ``TusClient/upload(_:resuming:options:events:)``'s `resuming` continues.
-    public var journal: (any UploadJournal)?
+    public var journal: (any UploadJournal)? {
+        get { journalReference?.journal }
+        set { journalReference = newValue.map(UploadJournalReference.init) }
+    }
+    /// The journal behind a reference: options holding an existential directly would be
+    /// address-only, which keeps closures that capture them from being sent to a task.
+    private var journalReference: UploadJournalReference?
     /// Test seam: given the offset and a copy of each PATCH body (after its checksum was
     /// computed), returns the body to send — to corrupt it in transit or to act between chunks.
     var chunkBodyHook: (@Sendable (_ offset: Int64, _ body: Data) async -> Data)?
