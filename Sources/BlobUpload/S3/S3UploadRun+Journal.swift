@@ -14,13 +14,23 @@ extension S3UploadRun {
             destination: "s3://\(wire.bucket)/\(key) at \(wire.origin)", notify: { [events] in events.send(.journal($0)) })
     }
 
+    /// The upload to continue and its part list — `resumedID` when given, else the journal's
+    /// when it can be continued — and the parts the journal recorded as confirmed.
+    func resumption(
+        of resumedID: String?, journal: UploadJournalSession?, reader: S3PartReader
+    ) throws(S3Error) -> (upload: (id: String, listing: (parts: [S3Answers.ListedPart], algorithm: String?))?, journaled: [Int: UploadJournalPart]) {
+        if let resumedID { return ((resumedID, try listParts(uploadID: resumedID)), [:]) }
+        guard let journal, let found = try journaledUpload(journal, reader: reader) else { return (nil, [:]) }
+        return ((found.upload.uploadID, found.listing), Dictionary(found.upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 }))
+    }
+
     /// The checksum algorithm the parts carry, as the journal records it.
     var journaledAlgorithm: String? { options.sendsChecksums ? options.checksum.s3Name : nil }
 
     /// The journal's upload of this source and its part list, when it can be continued; `nil`
     /// (the entry removed, and the upload aborted when it is of another version, length or
     /// checksum) when it cannot.
-    func journaledUpload(
+    private func journaledUpload(
         _ journal: UploadJournalSession, reader: S3PartReader
     ) throws(S3Error) -> (upload: UploadJournalS3Upload, listing: (parts: [S3Answers.ListedPart], algorithm: String?))? {
         guard let entry = journal.lookup() else { return nil }

@@ -26,12 +26,7 @@ struct S3UploadRun {
             return try putObject(reader, length: length)
         }
         let journal = openJournal(source: source, reader: reader)
-        var resumed = try resumedID.map { id throws(S3Error) in (id, try listParts(uploadID: id)) }
-        var journaled: [Int: UploadJournalPart] = [:]
-        if resumed == nil, let journal, let found = try journaledUpload(journal, reader: reader) {
-            resumed = (found.upload.uploadID, found.listing)
-            journaled = Dictionary(found.upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 })
-        }
+        let (resumed, journaled) = try resumption(of: resumedID, journal: journal, reader: reader)
         let uploadID: String
         var listed: [Int: S3Answers.ListedPart] = [:]
         if let (resumedID, listing) = resumed {
@@ -58,13 +53,13 @@ struct S3UploadRun {
                         + "(\(options.parallelParts) × \(options.partSize) bytes) allows in memory; resume it with a partSize of "
                         + "at least \(partSize) bytes")
             }
-            journal?.start(.s3(upload: UploadJournalS3Upload(
-                uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm, parts: Array(journaled.values))))
         } else {
             uploadID = try create()
             events.send(.created(uploadID: uploadID))
-            journal?.start(.s3(upload: UploadJournalS3Upload(uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm)))
         }
+        journal?.start(.s3(upload: UploadJournalS3Upload(
+            uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm,
+            parts: journaled.values.sorted { $0.number < $1.number })))
         do {
             let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
             let uploader = S3PartUploader(
