@@ -13,7 +13,7 @@ enum S3CopyCommand: Command {
     static var help: String {
         """
         usage: blobstream s3 cp [--endpoint URL] [--part-size N] [--parallel N] [--checksum ALG]
-                                [--resume UPLOAD_ID] <path-or-url> s3://bucket/key
+                                [--resume UPLOAD_ID | --no-resume] <path-or-url> s3://bucket/key
 
         Uploads <path-or-url> (a file, a file:, asset:, http: or https: URL, or - for standard
         input) to an S3-compatible store: one PUT up to one part size, else a multipart upload
@@ -23,8 +23,13 @@ enum S3CopyCommand: Command {
         goes up as a multipart upload of at most 10,000 parts of --part-size.
 
         The multipart upload id is printed as the first line of standard output as soon as it
-        exists: keep it to continue after Ctrl-C or a crash with --resume, which sends only
-        the parts the server lacks (or holds with other bytes). On success the last line is
+        exists. Run again after Ctrl-C, a crash or a reboot, the same command continues it
+        ("resuming ID at N bytes" on standard error), sending only the parts the server lacks
+        (or holds with other bytes): the upload is kept in the upload journal
+        ($XDG_STATE_HOME/blobstream/uploads, by default ~/.local/state/blobstream/uploads)
+        until it completes, for at most 7 days. A source that changed since, or an upload the
+        server no longer has, starts a new upload (the old one is aborted), and the command
+        says why. Standard input and other pipes are never journaled. On success the last line is
         "s3://bucket/key ETAG ALGORITHM=CHECKSUM" (the checksum as S3 prints it, base64; a
         whole-object one the server did not name back is reported "not verified by the
         server" on standard error). Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
@@ -44,6 +49,8 @@ enum S3CopyCommand: Command {
                                    CRCs), not a checksum of checksums; crc32 and crc32c only,
                                    and always so for crc64nvme
               --resume UPLOAD_ID   continue this multipart upload
+              --no-resume          start a new upload even if the journal has one (which a
+                                   later run then continues)
               --asset-library DIR  the asset library that asset:// URLs name
               --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help               show this help
