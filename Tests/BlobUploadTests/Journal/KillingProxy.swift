@@ -127,6 +127,13 @@ def downstream(server, client, pending):
                     if not data: break
                     buf += data
                 out.append(buf); buf = b""
+            else:
+                # Neither: the body ends with the connection.
+                while True:
+                    data = server.recv(1 << 16)
+                    if not data: break
+                    buf += data
+                out.append(buf); buf = b""
             client.sendall(b"".join(out))
             with lock:
                 offset = f.get("upload-offset")
