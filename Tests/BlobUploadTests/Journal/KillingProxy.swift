@@ -6,7 +6,8 @@ import Testing
 /// relays, logs each request (method, target, `Upload-Offset`, body length) and each answer
 /// it passed on whole, and SIGKILLs a client at a point chosen by bytes, not time: once the
 /// server has confirmed `point` bytes (tus: the highest `Upload-Offset` of a 2xx `PATCH`
-/// answer; S3: the sizes of the parts a 2xx `UploadPart` answer confirmed), the next `extra`
+/// answer; S3: the sizes of the parts a 2xx `UploadPart` answer confirmed or a `ListParts` answer
+/// lists, so parts whose answer a killed client never got count too), the next `extra`
 /// request body bytes are relayed, and the client is killed before the byte after them leaves.
 /// Kills thus land mid-request, between requests, mid-part, on any machine load.
 final class KillingProxy: @unchecked Sendable {
@@ -25,7 +26,8 @@ final class KillingProxy: @unchecked Sendable {
     }
 
     private static let program = #"""
-import json, os, signal, socket, sys, threading
+import json, os, re, signal, socket, sys, threading
+from urllib.parse import parse_qs, urlsplit
 mode, target = sys.argv[1], int(sys.argv[2])
 lock = threading.Lock()
 events, parts = [], {}
@@ -141,8 +143,14 @@ def downstream(server, client, pending):
                                "offset": offset, "length": length})
                 if 200 <= status < 300 and method == "PATCH" and offset is not None:
                     state["confirmed"] = max(state["confirmed"], int(offset))
-                if 200 <= status < 300 and method == "PUT" and "partNumber=" in path:
-                    parts[path] = length
+                query = parse_qs(urlsplit(path).query, keep_blank_values=True)
+                upload = query.get("uploadId", [""])[0]
+                if 200 <= status < 300 and method == "PUT" and "partNumber" in query:
+                    parts[(upload, query["partNumber"][0])] = length
+                # A part list tells what the server has, answers the proxy never relayed included.
+                if 200 <= status < 300 and method == "GET" and upload and len(out) > 1:
+                    for number, size in re.findall(rb"<PartNumber>(\d+)</PartNumber>.*?<Size>(\d+)</Size>", out[1], re.S):
+                        parts[(upload, number.decode())] = int(size)
     except OSError:
         pass
     for s in (client, server):
