@@ -5,8 +5,8 @@ import Foundation
 import Testing
 
 /// What `upload` and `s3 cp` do with the journal besides continuing: a source changed since
-/// the kill, an upload the server forgot, `--no-resume`, a journal that cannot be written, and
-/// input read once.
+/// the kill, an upload the server forgot, `--no-resume`, a journal that cannot be written,
+/// input read once, and several processes sharing the journal at once.
 @Suite struct JournalCommandTests {
     static let size = 64 << 20
     /// Kills a run once the server confirmed 16 MiB, one more MiB after that.
@@ -190,6 +190,50 @@ import Testing
         #expect(ended.signal == SIGKILL, "\(ended.errors)")
         // Not even the journal's directory was made.
         #expect(!FileManager.default.fileExists(atPath: state + "/blobstream"))
+    }
+
+    @Test func processesSharingTheJournalEachResumeTheirOwnUpload() async throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let state = try TempFiles.makeDirectory(prefix: "journal-state")
+        defer { TempFiles.remove(state) }
+        let paths = try (0..<3).map { try makeRandomFile(size: 40 << 20, seed: 2240 + UInt64($0)) }
+        defer { paths.forEach(TempFiles.remove) }
+        // A proxy each, so that each process is killed by bytes of its own upload.
+        let proxies = try paths.map { _ in try KillingProxy(protocol: "s3", targetPort: TestServers.motoPort) }
+        defer { proxies.forEach { _ = try? $0.finish() } }
+        let arguments = zip(paths, proxies).enumerated().map { index, pair in
+            ["s3", "cp", "--endpoint", "http://127.0.0.1:\(pair.1.port)", "--part-size", "5M", "--parallel", "2", pair.0,
+             "s3://\(bucket)/shared-\(index).bin"]
+        }
+        // All three at once, writing their entries into one directory, killed once 10 MiB of
+        // each are on the server.
+        let children = try arguments.map {
+            try ToolProcess.start(try ToolProcess.blobstream(), $0, environment: JournalKillTests.s3Environment(state))
+        }
+        for (child, proxy) in zip(children, proxies) {
+            proxy.arm(pid: child.processIdentifier, point: 10 << 20, extra: 512 << 10)
+        }
+        var ids: [String] = []
+        for child in children {
+            let ended = await child.finished()
+            try #require(ended.signal == SIGKILL, "\(ended.standardError)")
+            ids.append(try #require(ended.standardOutput.split(separator: "\n").first.map(String.init)))
+        }
+        #expect(JournalKillTests.entries(state).count == 3)
+
+        let reruns = try arguments.map {
+            try ToolProcess.start(try ToolProcess.blobstream(), $0, environment: JournalKillTests.s3Environment(state))
+        }
+        for (index, rerun) in reruns.enumerated() {
+            let ended = await rerun.finished()
+            #expect(ended.status == 0, "\(ended.standardError)")
+            #expect(ended.standardError.contains("resuming \(ids[index]) at "), "\(ended.standardError)")
+            #expect(!ended.standardError.contains("warning"), "\(ended.standardError)")
+            #expect(try MotoS3.sha256(bucket: bucket, key: "shared-\(index).bin") == TempFiles.sha256(ofFileAtPath: paths[index]))
+        }
+        #expect(JournalKillTests.entries(state).isEmpty)
+        #expect(try MotoS3.uploadIDs(bucket: bucket).isEmpty)
     }
 
     /// A source file of `size` bytes for `seed`, and an empty state directory.
