@@ -59,7 +59,19 @@ def fields(head):
             k, v = line.split(":", 1); out[k.strip().lower()] = v.strip()
     return lines[0], out
 
-def body_piece(piece, dst, generation):
+def owned_by(pid, client):
+    # Whether the client end of `client` is a socket of process `pid` (/proc/net/tcp names the
+    # socket's inode, /proc/PID/fd the sockets the process holds).
+    local, remote = "0100007F:%04X" % client.getpeername()[1], "0100007F:%04X" % client.getsockname()[1]
+    with open("/proc/net/tcp") as table:
+        inodes = [f[9] for f in (line.split() for line in table) if f[1] == local and f[2] == remote]
+    try:
+        links = [os.readlink("/proc/%d/fd/%s" % (pid, fd)) for fd in os.listdir("/proc/%d/fd" % pid)]
+    except OSError:
+        return False
+    return any("socket:[%s]" % inode in links for inode in inodes)
+
+def body_piece(piece, dst, generation, client):
     # Kill rule: once the server confirmed the armed point, relay `extra` more body bytes, then kill.
     with lock:
         # A connection of a client killed before: what it sent before dying goes no further.
@@ -67,6 +79,8 @@ def body_piece(piece, dst, generation):
         arm = state["arm"]
         if arm and confirmed() >= arm[1]:
             if state["relayed"] + len(piece) > arm[2]:
+                # One the dead client made just before dying, accepted only after the kill.
+                if not owned_by(arm[0], client): raise Killed()
                 state["arm"] = None
                 os.kill(arm[0], signal.SIGKILL)
                 state["generation"] += 1
@@ -97,7 +111,7 @@ def upstream(client, server, pending):
                     if not buf: raise Killed()
                 piece, buf = buf[:remaining], buf[remaining:]
                 remaining -= len(piece)
-                body_piece(piece, server, generation)
+                body_piece(piece, server, generation, client)
     except (Killed, OSError):
         pass
     for s in (client, server):
