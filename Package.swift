@@ -30,7 +30,7 @@ let package = Package(
         // re-exported by BlobStream.
         .target(name: "BlobTransport", dependencies: ["HTTP1"]),
         .target(name: "BlobStream", dependencies: ["BlobTransport", "CBlobStreamIntrinsics", "HTTP1", "SystemCalls"]),
-        .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1"]),
+        .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1", "SystemCalls"]),
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"]),
         .executableTarget(
             name: "blob-bench",

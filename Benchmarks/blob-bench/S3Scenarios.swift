@@ -16,7 +16,9 @@ import Synchronization
 ///   `aws_start_cpu_s` (the child's CPU for `aws s3 cp` of a 1-byte file: start-up and fixed
 ///   costs) with `cpu_ratio_upload_only` = `cpu_s / (aws_cpu_s - aws_start_cpu_s)`, and
 ///   `peak_rss_growth_mib` (peak resident size above the idle size; target at most parts in
-///   flight × part size + 16 MiB = 48 MiB). Throughput target: at least 1.0×.
+///   flight × part size + 16 MiB = 48 MiB), `journal_mbps` (the same upload with a
+///   `FileUploadJournal`, an entry write per part) and `journal_ratio` = `journal_mbps / mbps`
+///   (the journal must cost no measurable throughput: about 1.0). Throughput target: at least 1.0×.
 /// - `curl_put_mbps`: the server's ceiling, one `curl -T` PutObject of the file (moto's
 ///   multipart path is several times slower than its single PUT).
 func s3Scenarios(file: String, fileSize: Int) -> [ScenarioResult] {
@@ -46,7 +48,9 @@ func s3MultipartScenario(
         return failed
     }
     defer { try? server.aws(["s3", "rb", "--force", "s3://\(bucket)"]) }
-    var oursBest = 0.0, awsBest = 0.0, curlBest = 0.0
+    var oursBest = 0.0, awsBest = 0.0, curlBest = 0.0, journaledBest = 0.0
+    let journal = BenchJournal()
+    defer { journal.remove() }
     var ourCPU = Double.infinity, awsCPU = Double.infinity, peakGrowth = 0
     var awsStartCPU = Double.infinity
     do {
@@ -58,6 +62,8 @@ func s3MultipartScenario(
             oursBest = max(oursBest, Double(size) / 1e6 / run.seconds)
             ourCPU = min(ourCPU, run.cpu)
             peakGrowth = max(peakGrowth, run.peakGrowth)
+            // The same upload recorded in an upload journal (an entry write per part).
+            journaledBest = max(journaledBest, Double(size) / 1e6 / (try server.ours(file: path, size: size, bucket: bucket, journal: journal.journal)).seconds)
             let aws = try S3Bench.child { try server.aws(["s3", "cp", "--only-show-errors", path, "s3://\(bucket)/aws.bin"]) }
             awsBest = max(awsBest, Double(size) / 1e6 / aws.seconds)
             awsCPU = min(awsCPU, aws.cpu)
@@ -81,6 +87,7 @@ func s3MultipartScenario(
                 "cpu_ratio_upload_only": uploadOnly > 0 ? ourCPU / uploadOnly : 0,
                 "peak_rss_growth_mib": Double(peakGrowth) / Double(1 << 20),
                 "curl_put_mbps": curlBest, "ratio_vs_curl_put": curlBest > 0 ? oursBest / curlBest : 0,
+                "journal_mbps": journaledBest, "journal_ratio": oursBest > 0 ? journaledBest / oursBest : 0,
             ]),
     ]
 }
@@ -126,7 +133,7 @@ private enum S3Bench {
         }
 
         /// One ``S3Client`` upload in this process.
-        func ours(file: String, size: Int, bucket: String) throws -> Run {
+        func ours(file: String, size: Int, bucket: String, journal: FileUploadJournal? = nil) throws -> Run {
             let client = try S3Client(configuration: S3Configuration(
                 endpoint: endpoint, bucket: bucket,
                 credentials: S3Credentials(accessKeyID: "blob-bench", secretAccessKey: "blob-bench"),
@@ -135,7 +142,12 @@ private enum S3Bench {
             let idle = Measurement.residentBytes()
             let cpuBefore = Measurement.cpuSeconds(RUSAGE_SELF)
             let start = DispatchTime.now().uptimeNanoseconds
-            let outcome = waitForAsync { () async throws(S3Error) in try await client.upload(.file(path: file), key: "ours.bin") }
+            var options = S3UploadOptions()
+            options.journal = journal
+            let settings = options
+            let outcome = waitForAsync { () async throws(S3Error) in
+                try await client.upload(.file(path: file), key: "ours.bin", options: settings)
+            }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let cpu = Measurement.cpuSeconds(RUSAGE_SELF) - cpuBefore
             let growth = max(0, Measurement.peakResidentBytes() - idle)

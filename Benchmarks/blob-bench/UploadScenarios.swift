@@ -18,7 +18,9 @@ import Synchronization
 ///   `tuspy_upload_cpu_s` (tuspy's own process time around the upload alone, without the
 ///   interpreter's start) with `cpu_ratio_upload_only` = `cpu_s / tuspy_upload_cpu_s`, and
 ///   `peak_rss_growth_mib` (peak resident size above the idle size during the upload, target
-///   under 64 MiB). Throughput target: at least 1.0× (the server is the bottleneck). Every
+///   under 64 MiB), `journal_mbps` (the same upload with a `FileUploadJournal`) and
+///   `journal_ratio` = `journal_mbps / mbps` (the journal must cost no measurable throughput:
+///   about 1.0). Throughput target: at least 1.0× (the server is the bottleneck). Every
 ///   target lives in `Targets`.
 /// - `put-blobinputstream`: ``StreamedUploader`` PUTting a ``BlobInputStream`` of the file (an
 ///   `http:` URL, so over the package's own HTTP/1.1 client, chunked) to a ``CountingSink``,
@@ -63,8 +65,10 @@ func tusScenario(
     file: String, fileSize: Int, endpoint: URL, certificateAuthorities: String?, scenario: String, baseline: String
 ) -> [ScenarioResult] {
     let transport = certificateAuthorities.map { Transport.automatic.trusting(.certificateAuthorities(file: $0)) } ?? .automatic
-    var ours = Best(), theirs = Best()
+    var ours = Best(), theirs = Best(), journaled = Best()
     var ourCPU = Double.infinity, tuspyCPU = Double.infinity, tuspyUploadCPU = Double.infinity
+    let journal = BenchJournal()
+    defer { journal.remove() }
     var peakGrowth = 0
     do {
         try Tuspy.install()
@@ -81,6 +85,13 @@ func tusScenario(
         case .failure(let error):
             UploadBenchmark.complain("\(scenario) scenario (BlobUpload): \(error)")
             ours.fail()
+        }
+        // The same upload recorded in an upload journal (one entry written, then removed).
+        switch ourTusUpload(file: file, fileSize: fileSize, endpoint: endpoint, transport: transport, journal: journal.journal) {
+        case .success(let run): journaled.add(Double(fileSize) / 1e6 / run.seconds)
+        case .failure(let error):
+            UploadBenchmark.complain("\(scenario) scenario (BlobUpload with a journal): \(error)")
+            journaled.fail()
         }
         guard !theirs.failed else { continue }
         switch Tuspy.upload(file: file, endpoint: endpoint, certificateAuthorities: certificateAuthorities, transport: transport) {
@@ -108,8 +119,21 @@ func tusScenario(
                 "cpu_ratio_upload_only": ourCPU.isFinite && tuspyUploadCPU.isFinite && tuspyUploadCPU > 0
                     ? ourCPU / tuspyUploadCPU : 0,
                 "peak_rss_growth_mib": Double(peakGrowth) / Double(1 << 20),
+                "journal_mbps": journaled.mbps,
+                "journal_ratio": ours.mbps > 0 ? journaled.mbps / ours.mbps : 0,
             ]),
     ]
+}
+
+/// A `FileUploadJournal` in a directory of its own, for the `journal_mbps` runs of the tus and
+/// S3 scenarios: the throughput with the journal on, against `mbps` without.
+final class BenchJournal {
+    let directory = NSTemporaryDirectory() + "blob-bench-journal-\(getpid())-\(UUID().uuidString)"
+    var journal: FileUploadJournal { FileUploadJournal(directory: directory) }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 }
 
 private struct ProcessRun {
@@ -118,10 +142,13 @@ private struct ProcessRun {
     var peakGrowth: Int
 }
 
-private func ourTusUpload(file: String, fileSize: Int, endpoint: URL, transport: Transport) -> Result<ProcessRun, BlobUploadError> {
+private func ourTusUpload(
+    file: String, fileSize: Int, endpoint: URL, transport: Transport, journal: FileUploadJournal? = nil
+) -> Result<ProcessRun, BlobUploadError> {
     let client = TusClient(endpoint: endpoint, transport: transport)
     var chosen = TusUploadOptions()
     chosen.chunkSize = chunkSize
+    chosen.journal = journal
     let options = chosen
     LoopbackServers.resetPeakResidentSize()
     let idle = residentBytes()

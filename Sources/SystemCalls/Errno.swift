@@ -19,6 +19,17 @@ package struct Errno: Error, Equatable, Sendable {
     /// The current thread's `errno`.
     package static var current: Errno { Errno(errno) }
 
+    /// `ENOENT`: no such file or directory.
+    package static let notFound = Errno(ENOENT)
+    /// `EEXIST`: something is there already.
+    package static let exists = Errno(EEXIST)
+    /// `EACCES`: permission denied.
+    package static let permissionDenied = Errno(EACCES)
+    /// `EROFS`: a read-only file system.
+    package static let readOnlyFileSystem = Errno(EROFS)
+    /// `ENOSPC`: no space left on the device.
+    package static let noSpace = Errno(ENOSPC)
+
     /// Whether a non-blocking descriptor had nothing to give or take right now.
     package var isWouldBlock: Bool { rawValue == EAGAIN || rawValue == EWOULDBLOCK }
 

@@ -130,6 +130,13 @@ package final class FileDescriptor: Sendable {
         nothingOrErrno { systemFsync(raw) }
     }
 
+    /// Waits for an exclusive `flock(2)` on the file, held until the last descriptor of this
+    /// open is closed (the object goes away): other opens of the file, in this process or
+    /// another, wait meanwhile. A process that dies releases it.
+    package func lockExclusively() -> Errno? {
+        nothingOrErrno { systemLock(raw, LOCK_EX) }
+    }
+
     /// Whether `O_NONBLOCK` is set: a read or write then never waits; `nil` when `fcntl` fails.
     package var isNonBlocking: Bool? {
         guard case .success(let flags) = valueOrErrno({ systemGetFlags(raw, F_GETFL) }) else { return nil }

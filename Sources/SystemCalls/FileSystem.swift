@@ -30,6 +30,21 @@ package enum FileSystem {
     package static func unlink(_ path: String) -> Errno? {
         nothingOrErrno { systemUnlink(path) }
     }
+
+    /// `mkdir(2)` of `path` with `permissions` (less the umask); ``Errno/exists`` when
+    /// something is there already.
+    package static func makeDirectory(_ path: String, permissions: mode_t) -> Errno? {
+        nothingOrErrno { systemMakeDirectory(path, permissions) }
+    }
+
+    /// `fsync(2)` of the directory at `path`: a file created, renamed or removed in it stays so
+    /// after a crash only once its directory is flushed too.
+    package static func syncDirectory(_ path: String) -> Errno? {
+        switch FileDescriptor.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+        case .failure(let failure): return failure
+        case .success(let directory): return directory.sync()
+        }
+    }
 }
 
 /// The type of a file, in one place for every platform's `stat` layout.

@@ -76,6 +76,16 @@ func systemUnlink(_ path: String) -> Int32 {
     unlink(path)
 }
 
+func systemMakeDirectory(_ path: String, _ permissions: mode_t) -> Int32 {
+    mkdir(path, permissions)
+}
+
+/// `flock(2)`: a lock on the open file description, so two opens of one file (by two
+/// threads or two processes) exclude each other; released when the last descriptor closes.
+func systemLock(_ fd: Int32, _ operation: Int32) -> Int32 {
+    flock(fd, operation)
+}
+
 func systemGetFlags(_ fd: Int32, _ command: Int32) -> Int32 {
     fcntl(fd, command)
 }

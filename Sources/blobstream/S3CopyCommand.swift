@@ -8,12 +8,12 @@ enum S3CopyCommand: Command {
     static let words = ["s3", "cp"]
     static let summary = "upload a file or URL to S3 (multipart, parallel, resumable)"
     static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library", TLSOption.name]
-    static let flagOptions: Set<String> = ["--full-object"]
+    static let flagOptions: Set<String> = ["--full-object", JournalOption.flag]
 
     static var help: String {
         """
         usage: blobstream s3 cp [--endpoint URL] [--part-size N] [--parallel N] [--checksum ALG]
-                                [--resume UPLOAD_ID] <path-or-url> s3://bucket/key
+                                [--resume UPLOAD_ID | --no-resume] <path-or-url> s3://bucket/key
 
         Uploads <path-or-url> (a file, a file:, asset:, http: or https: URL, or - for standard
         input) to an S3-compatible store: one PUT up to one part size, else a multipart upload
@@ -23,8 +23,13 @@ enum S3CopyCommand: Command {
         goes up as a multipart upload of at most 10,000 parts of --part-size.
 
         The multipart upload id is printed as the first line of standard output as soon as it
-        exists: keep it to continue after Ctrl-C or a crash with --resume, which sends only
-        the parts the server lacks (or holds with other bytes). On success the last line is
+        exists. Run again after Ctrl-C, a crash or a reboot, the same command continues it
+        ("resuming ID at N bytes" on standard error), sending only the parts the server lacks
+        (or holds with other bytes): the upload is kept in the upload journal
+        ($XDG_STATE_HOME/blobstream/uploads, by default ~/.local/state/blobstream/uploads)
+        until it completes, for at most 7 days. A source that changed since, or an upload the
+        server no longer has, starts a new upload (the old one is aborted), and the command
+        says why. Standard input and other pipes are never journaled. On success the last line is
         "s3://bucket/key ETAG ALGORITHM=CHECKSUM" (the checksum as S3 prints it, base64; a
         whole-object one the server did not name back is reported "not verified by the
         server" on standard error). Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
@@ -44,6 +49,8 @@ enum S3CopyCommand: Command {
                                    CRCs), not a checksum of checksums; crc32 and crc32c only,
                                    and always so for crc64nvme
               --resume UPLOAD_ID   continue this multipart upload
+              --no-resume          start a new upload even if the journal has one (which a
+                                   later run then continues)
               --asset-library DIR  the asset library that asset:// URLs name
               --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help               show this help
@@ -93,6 +100,7 @@ enum S3CopyCommand: Command {
         try AssetLibraryOption.register(arguments)
         try TLSOption.register(arguments)
         let source = try UploadSupport.source(for: sourceName)
+        options.journal = try JournalOption.journal(arguments, readOnce: (try? InputArgument(sourceName))?.isPipe == true, console: console)
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
         let settings = options
@@ -163,11 +171,13 @@ enum S3CopyCommand: Command {
 private final class S3CopyReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let console: Console
+    private let label: String
     private let bar: ProgressBar?
     private var id: String?
 
     init(console: Console, label: String, resuming: String?) {
         self.console = console
+        self.label = label
         bar = console.standardErrorIsTerminal ? ProgressBar(console: console, label: label) : nil
         if let resuming {
             id = resuming
@@ -191,6 +201,13 @@ private final class S3CopyReporter: @unchecked Sendable {
                 let what = part.map { "part \($0)" } ?? "request"
                 console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt, what, delay,
                                      S3Support.sentence(error)))
+            case .journal(let notice):
+                if case .resuming(let uploadID, _) = notice, id == nil {
+                    // The upload id comes first on standard output, as for a new upload.
+                    id = uploadID
+                    console.output(uploadID + "\n")
+                }
+                console.error(JournalOption.message(notice, subject: label))
             case .resumed, .partUploaded:
                 break
             }

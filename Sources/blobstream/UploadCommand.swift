@@ -7,7 +7,7 @@ enum UploadCommand: Command {
     static let words = ["upload"]
     static let summary = "upload a file, URL or standard input to a tus server, resumably"
     static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype", TLSOption.name]
-    static let flagOptions: Set<String> = ["--restart-if-gone"]
+    static let flagOptions: Set<String> = ["--restart-if-gone", JournalOption.flag]
 
     /// The smallest `--chunk-size`: below it every PATCH is mostly round trip (a 3 MB file in
     /// 1-byte chunks took over ten minutes), and tus servers accept bodies far larger.
@@ -17,7 +17,7 @@ enum UploadCommand: Command {
 
     static var help: String {
         """
-        usage: blobstream upload [--chunk-size N] [--resume UPLOAD_URL] <path-or-url> <tus-endpoint>
+        usage: blobstream upload [--chunk-size N] [--resume UPLOAD_URL | --no-resume] <path-or-url> <tus-endpoint>
 
         Uploads <path-or-url> (a file, or a file:, asset:, http: or https: URL) to the tus 1.0
         server at <tus-endpoint>, an http:// or https:// URL, in chunks read straight from the
@@ -29,16 +29,24 @@ enum UploadCommand: Command {
         (the command says so when it does not). Such an upload cannot be resumed, and a
         failed chunk is retried only while it is still in memory.
 
-        As soon as the upload exists, its URL is printed as the first line of standard output:
-        keep it to continue after Ctrl-C or a crash with --resume. On success the upload URL is
-        printed again as the last line. Failed requests are retried with backoff after asking
-        the server for its offset; a server that refuses the very first connection of a new
-        upload fails the command at once.
+        As soon as the upload exists, its URL is printed as the first line of standard output.
+        On success the upload URL is printed again as the last line. Failed requests are
+        retried with backoff after asking the server for its offset; a server that refuses the
+        very first connection of a new upload fails the command at once.
+
+        Run again after Ctrl-C, a crash or a reboot, the same command continues the upload
+        from the server's offset ("resuming URL at N bytes" on standard error): the upload is
+        kept in the upload journal ($XDG_STATE_HOME/blobstream/uploads, by default
+        ~/.local/state/blobstream/uploads) until it completes, for at most 7 days. A source
+        that changed since, or an upload the server no longer has, starts a new upload, and
+        the command says why. Standard input and other pipes are never journaled.
 
         Options:
               --chunk-size N         bytes per PATCH, from 64K to 256M (default 4M); K, M and G
                                      mean KiB, MiB and GiB
               --resume UPLOAD_URL    continue this upload from the server's offset
+              --no-resume            start a new upload even if the journal has one (which a
+                                     later run then continues)
               --restart-if-gone      start a new upload if the resumed one expired (404/410)
               --filetype TYPE        the filetype metadata (default application/octet-stream)
               --asset-library DIR    the asset library that asset:// URLs name
@@ -73,6 +81,7 @@ enum UploadCommand: Command {
             refusingPipe: resume == nil ? nil : "is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
+        options.journal = try JournalOption.journal(arguments, readOnce: !resumable, console: console)
         let client = TusClient(endpoint: endpoint, transport: transport)
         let control = UploadSupport.Control<BlobUploadError>()
         let reporter = UploadReporter(
@@ -184,6 +193,7 @@ enum UploadCommand: Command {
 private final class UploadReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let console: Console
+    private let label: String
     private let bar: ProgressBar?
     private let resuming: URL?
     private let control: UploadSupport.Control<BlobUploadError>
@@ -193,6 +203,7 @@ private final class UploadReporter: @unchecked Sendable {
 
     init(console: Console, label: String, resuming: URL?, retryPolicy: TusRetryPolicy, control: UploadSupport.Control<BlobUploadError>) {
         self.console = console
+        self.label = label
         self.retryPolicy = retryPolicy
         self.resuming = resuming
         self.control = control
@@ -216,6 +227,8 @@ private final class UploadReporter: @unchecked Sendable {
                 retrying(attempt: attempt, delay: delay, error: error)
             case .restarting(let goneURL):
                 console.error("\(goneURL.absoluteString) is gone; starting a new upload")
+            case .journal(let notice):
+                console.error(JournalOption.message(notice, subject: label))
             }
         }
     }

@@ -14,6 +14,18 @@ public enum ToolProcess {
         public var signal: Int32?
     }
 
+    /// The `XDG_STATE_HOME` of every child this test process starts, unless a test gives its
+    /// own: the upload journal of `blobstream upload` and `s3 cp` lives there, in this
+    /// process's scratch space, never in the user's own state directory.
+    public static var stateHome: String {
+        ((try? ScratchSpace.directory()) ?? NSTemporaryDirectory()) + "/xdg-state"
+    }
+
+    /// The environment of a child: this process's, its state home ``stateHome``, and `added`.
+    public static func childEnvironment(_ added: [String: String] = [:]) -> [String: String] {
+        ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": stateHome]) { $1 }.merging(added) { $1 }
+    }
+
     /// The `blobstream` executable built next to the running test bundle.
     /// - Throws: a message saying how to build it when it is missing.
     public static func blobstream() throws -> URL {
@@ -50,9 +62,7 @@ public enum ToolProcess {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
-        }
+        process.environment = childEnvironment(environment)
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

@@ -29,6 +29,13 @@ final class VersionPin: Sendable {
         }
     }
 
+    /// Why an upload recorded (in a journal) as started from `version` cannot be continued
+    /// with the version pinned now; `nil` when they are the same.
+    func refusal(ofRecorded version: String) -> String? {
+        guard let pinned, pinned != version else { return nil }
+        return "the source changed since the upload started (it was version \"\(version)\", it is now \"\(pinned)\")"
+    }
+
     /// Why `description`, just opened, is not the pinned version; `nil` when it is (or pins it).
     func mismatch(_ description: BlobSourceDescription, resource: String, offset: Int64) -> BlobStreamError? {
         let pinned = identity.withLock { pinned -> String? in

@@ -99,6 +99,12 @@ final class S3PartReader: @unchecked Sendable {
         stream?.close()
     }
 
+    /// The version of the source, pinned by the first stream (``VersionPin``), if it has one.
+    var version: String? { pin.pinned }
+
+    /// Why an upload recorded as started from `version` cannot be continued with this source.
+    func refusal(ofRecorded version: String) -> String? { pin.refusal(ofRecorded: version) }
+
     /// Reads `part` into `buffer` (at least `part.size` bytes), computing its checksum of
     /// `algorithm` and, when `withMD5`, its MD5.
     func read(

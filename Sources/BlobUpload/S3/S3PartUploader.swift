@@ -26,6 +26,9 @@ final class S3PartUploader: @unchecked Sendable {
     private let memoryBudget: Int
     private let options: S3UploadOptions
     private let listed: [Int: S3Answers.ListedPart]
+    /// The parts a journal recorded as confirmed, and the journal that records them.
+    private let journaled: [Int: UploadJournalPart]
+    private let journal: UploadJournalSession?
     private let cancellation: S3Cancellation
     private let events: S3EventSink
     private let retry: S3Retry
@@ -44,7 +47,8 @@ final class S3PartUploader: @unchecked Sendable {
 
     init(
         wire: S3Wire, key: String, uploadID: String, reader: S3PartReader, plan: [S3PartPlan]?, partSize: Int, memoryBudget: Int,
-        options: S3UploadOptions, listed: [Int: S3Answers.ListedPart], cancellation: S3Cancellation, events: S3EventSink
+        options: S3UploadOptions, listed: [Int: S3Answers.ListedPart], journaled: [Int: UploadJournalPart] = [:],
+        journal: UploadJournalSession? = nil, cancellation: S3Cancellation, events: S3EventSink
     ) {
         self.wire = wire
         self.key = key
@@ -55,6 +59,8 @@ final class S3PartUploader: @unchecked Sendable {
         self.memoryBudget = memoryBudget
         self.options = options
         self.listed = listed
+        self.journaled = journaled
+        self.journal = journal
         self.cancellation = cancellation
         self.events = events
         retry = S3Retry(options: options, bucket: wire.bucket, cancellation: cancellation, events: events)
@@ -154,7 +160,7 @@ final class S3PartUploader: @unchecked Sendable {
     private func handle(_ part: S3PartPlan, digests: S3PartDigests, buffer: UnsafeMutableRawBufferPointer) throws(S3Error) {
         let onServer = onServer(part)
         let checksum = digests.checksum.base64
-        if let onServer, Self.matches(onServer, digests: digests) {
+        if let onServer, Self.matches(onServer, digests: digests, journaled: journaled[part.number]) {
             record(S3CompletedPart(number: part.number, eTag: onServer.eTag, checksum: checksum, size: part.size), kept: true)
             return
         }
@@ -168,12 +174,18 @@ final class S3PartUploader: @unchecked Sendable {
 
     /// Whether the server's copy of a part is the source's: everything the server lists must
     /// match — its checksum when it lists one, and its ETag when that is an MD5 (unencrypted
-    /// and SSE-S3 parts), since a 32-bit CRC alone is the weaker of the two. A part with
-    /// neither (an ETag that is no MD5, under SSE-KMS, and no checksum) is sent again.
-    static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests) -> Bool {
+    /// and SSE-S3 parts), since a 32-bit CRC alone is the weaker of the two. A part a journal
+    /// recorded as confirmed must also be listed with the ETag it was confirmed with, and have
+    /// the checksum recorded then; that record alone vouches for a part the server lists with
+    /// neither checksum nor MD5 ETag (SSE-KMS). Any other part is sent again.
+    static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests, journaled: UploadJournalPart? = nil) -> Bool {
         if let checksum = listed.checksum, checksum != digests.checksum.base64 { return false }
+        if let journaled {
+            guard journaled.eTag == listed.eTag, Int64(journaled.size) == listed.size,
+                  journaled.checksum.map({ $0 == digests.checksum.base64 }) ?? true else { return false }
+        }
         guard let tagged = ChecksumDigest(algorithm: .md5, hex: listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else {
-            return listed.checksum != nil
+            return listed.checksum != nil || journaled?.checksum != nil
         }
         guard let md5 = digests.md5 else { return false }
         return tagged.bytes == md5.bytes
@@ -191,6 +203,8 @@ final class S3PartUploader: @unchecked Sendable {
     }
 
     private func record(_ part: S3CompletedPart, kept: Bool) {
+        let confirmed = UploadJournalPart(number: part.number, size: part.size, eTag: part.eTag, checksum: part.checksum)
+        if journaled[part.number] != confirmed { journal?.confirm(confirmed) }
         // Under the lock, so that progress reaches the handler in increasing order.
         lock.withLock {
             completed.append(part)

@@ -41,6 +41,18 @@ public struct S3UploadOptions: Sendable {
     /// The longest wait between two attempts.
     public var maxRetryDelay: TimeInterval = 8
 
+    /// Where a multipart upload is recorded so that a later run (another process, after a
+    /// crash or a reboot) continues it by itself: see ``UploadJournal``. `nil` by default:
+    /// nothing is recorded, and only ``S3Client/upload(_:key:options:resuming:events:)``'s
+    /// `resuming` continues.
+    public var journal: (any UploadJournal)? {
+        get { journalReference?.journal }
+        set { journalReference = newValue.map(UploadJournalReference.init) }
+    }
+    /// The journal behind a reference: options holding an existential directly would be
+    /// address-only, which keeps closures that capture them from being sent to a task.
+    private var journalReference: UploadJournalReference?
+
     /// Default options.
     public init() {}
 
@@ -70,6 +82,8 @@ public enum S3UploadEvent: Sendable, Hashable {
     case retrying(partNumber: Int?, attempt: Int, delay: TimeInterval, error: S3Error)
     /// Part `partNumber` was sent and acknowledged.
     case partUploaded(partNumber: Int, bytes: Int)
+    /// What the ``S3UploadOptions/journal`` did.
+    case journal(UploadJournalNotice)
 }
 
 /// What a finished upload created.

@@ -25,11 +25,12 @@ struct S3UploadRun {
         if resumedID == nil, let length = reader.length, length <= Int64(threshold) {
             return try putObject(reader, length: length)
         }
+        let journal = openJournal(source: source, reader: reader)
+        let (resumed, journaled) = try resumption(of: resumedID, journal: journal, reader: reader)
         let uploadID: String
         var listed: [Int: S3Answers.ListedPart] = [:]
-        if let resumedID {
+        if let (resumedID, listing) = resumed {
             uploadID = resumedID
-            let listing = try listParts(uploadID: uploadID)
             // Its parts carry the algorithm the upload was created with; S3 refuses others.
             if let algorithm = listing.algorithm, !options.sendsChecksums || algorithm.uppercased() != options.checksum.s3Name {
                 throw .invalidConfiguration(
@@ -56,20 +57,29 @@ struct S3UploadRun {
             uploadID = try create()
             events.send(.created(uploadID: uploadID))
         }
+        journal?.start(.s3(upload: UploadJournalS3Upload(
+            uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm,
+            parts: journaled.values.sorted { $0.number < $1.number })))
         do {
             let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
             let uploader = S3PartUploader(
                 wire: wire, key: key, uploadID: uploadID, reader: reader, plan: plan, partSize: partSize, memoryBudget: memoryBudget,
                 options: options,
-                listed: listed, cancellation: cancellation, events: events)
+                listed: listed, journaled: journaled, journal: journal, cancellation: cancellation, events: events)
             let parts = try uploader.run()
-            if resumedID != nil {
+            if resumed != nil {
                 events.send(.resumed(uploadID: uploadID, partsKept: uploader.partsKept, bytesKept: uploader.bytesKept))
             }
             let length = parts.reduce(Int64(0)) { $0 + Int64($1.size) }
-            return try complete(uploadID: uploadID, parts: parts, length: length, partsSent: parts.count - uploader.partsKept)
+            let result = try complete(uploadID: uploadID, parts: parts, length: length, partsSent: parts.count - uploader.partsKept)
+            journal?.remove()
+            return result
         } catch .cancelled {
             throw .cancelled(uploadID: uploadID)
+        } catch .uploadGone(let bucket, let key, let id) {
+            // Nothing left for a later run to continue.
+            journal?.remove()
+            throw .uploadGone(bucket: bucket, key: key, uploadID: id)
         }
     }
 

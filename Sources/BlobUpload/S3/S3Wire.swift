@@ -56,6 +56,9 @@ final class S3Wire: Sendable {
     /// Kept-alive connections: as many as parts can be in flight.
     private let idle = HTTP1ConnectionPool(limit: 64)
 
+    /// `scheme://host:port` of the endpoint, naming where uploads go (an upload journal's key).
+    var origin: String { "\(scheme)://\(host):\(port)" }
+
     /// Error bodies and XML results are kept up to this size; an answer with a longer body is a
     /// protocol violation (no S3 answer this client asks for comes near it).
     static let maxKeptBody = 4 << 20

@@ -63,6 +63,7 @@ extension TusUpload {
         furthestConfirmed = 0
         mismatches = 0
         emit(.created(uploadURL: url))
+        journal?.start(.tus(uploadURL: url))
     }
 
     func resume(_ url: URL) async throws(BlobUploadError) {
@@ -80,6 +81,12 @@ extension TusUpload {
             try await restart(after: .uploadGone(url: goneURL, statusCode: code))
             return
         }
+        try await continueUpload(at: url, status: status)
+    }
+
+    /// Continues the upload at `url`, of which the server reported `status`, once the source
+    /// is confirmed to be its blob.
+    func continueUpload(at url: URL, status: TusUploadStatus) async throws(BlobUploadError) {
         // Pinned before the reader opens a stream, so the first one already must be the
         // version the upload was started with: a rewritten file of the same length and name
         // would otherwise be continued, and the server would hold a mix of two versions.

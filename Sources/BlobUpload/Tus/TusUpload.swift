@@ -43,6 +43,8 @@ final class TusUpload {
     private var restarts = 0
     var retries = 0
     var bytesSent: Int64 = 0
+    /// The upload's journal, once the source's version is known (see ``openJournal()``).
+    var journal: UploadJournalSession?
 
     init(client: TusClient, source: UploadSource, options: TusUploadOptions, events: @escaping @Sendable (TusUploadEvent) -> Void) {
         self.client = client
@@ -58,6 +60,8 @@ final class TusUpload {
         } catch {
             // A read ahead may still wait in the source: stop it now, not when it returns.
             reader.interrupt()
+            // An upload the server no longer has cannot be continued by a later run either.
+            if case .uploadGone = error { journal?.remove() }
             throw error
         }
     }
@@ -69,13 +73,17 @@ final class TusUpload {
         maxSize = capabilities.maxSize
         if let existing {
             try await resume(existing)
+            // Recorded too, so that a later run continues it unasked (a new one, if it was gone).
+            openJournal()
+            if let uploadURL { journal?.start(.tus(uploadURL: uploadURL)) }
         } else if source.isLive {
             try await startLive(with: capabilities)
         } else {
             let length = try await reader.start(at: 0)
             self.length = length
             try checkMaxSize(length)
-            try await createUpload()
+            openJournal()
+            try await continueJournaledOrCreate()
         }
         startOffset = offset
         emit(.progress(TransferProgress(completedBytes: offset, totalBytes: length)))
@@ -91,6 +99,7 @@ final class TusUpload {
             }
         }
         if source.isLive, let length { try await confirmDeclaredLength(length) }
+        journal?.remove()
         await reader.close()
         return TusUploadResult(
             uploadURL: uploadURL ?? client.endpoint, length: length ?? offset, startOffset: startOffset,

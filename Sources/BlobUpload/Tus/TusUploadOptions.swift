@@ -37,6 +37,16 @@ public struct TusUploadOptions: Sendable {
     /// Extra headers sent with every request (authorization); only ever to the endpoint's
     /// origin, like the client's (see ``TusClient``).
     public var headers: [String: String] = [:]
+    /// Where the upload is recorded so that a later run (another process, after a crash or a
+    /// reboot) continues it by itself: see ``UploadJournal``. `nil` by default: nothing is
+    /// recorded, and only ``TusClient/upload(_:resuming:options:events:)``'s `resuming` continues.
+    public var journal: (any UploadJournal)? {
+        get { journalReference?.journal }
+        set { journalReference = newValue.map(UploadJournalReference.init) }
+    }
+    /// The journal behind a reference: options holding an existential directly would be
+    /// address-only, which keeps closures that capture them from being sent to a task.
+    private var journalReference: UploadJournalReference?
     /// Test seam: given the offset and a copy of each PATCH body (after its checksum was
     /// computed), returns the body to send — to corrupt it in transit or to act between chunks.
     var chunkBodyHook: (@Sendable (_ offset: Int64, _ body: Data) async -> Data)?
@@ -99,6 +109,8 @@ public enum TusUploadEvent: Sendable, Hashable {
     /// The upload at `uploadURL` is gone and ``TusUploadOptions/restartIfGone`` is set: a new
     /// upload follows (see ``created(uploadURL:)``).
     case restarting(goneURL: URL)
+    /// What the ``TusUploadOptions/journal`` did.
+    case journal(UploadJournalNotice)
 }
 
 /// The outcome of a finished tus upload.

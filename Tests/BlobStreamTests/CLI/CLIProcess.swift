@@ -21,6 +21,7 @@ final class CLIProcess: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         process.executableURL = try ToolProcess.blobstream()
         process.arguments = arguments
+        process.environment = ToolProcess.childEnvironment()
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors

@@ -18,7 +18,7 @@ final class S3CLIChild: @unchecked Sendable {
     init(_ arguments: [String], environment: [String: String], standardInput: FileHandle? = nil) throws {
         process.executableURL = try ToolProcess.blobstream()
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.environment = ToolProcess.childEnvironment(environment)
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = standardInput ?? FileHandle.nullDevice

@@ -1,0 +1,67 @@
+import BlobStream
+import Foundation
+
+/// An ``S3UploadRun`` with a journal (``S3UploadOptions/journal``): it continues the multipart
+/// upload the journal has for its source and key when the source is still that version and the
+/// server still has the upload, and records a new one and its parts as they are confirmed.
+extension S3UploadRun {
+    /// The journal of a multipart upload of `source`, once `reader` pinned its version (live
+    /// data and sources without a version are not journaled).
+    func openJournal(source: UploadSource, reader: S3PartReader) -> UploadJournalSession? {
+        guard !source.isLive else { return nil }
+        return UploadJournalSession(
+            journal: options.journal, sourceName: source.name, sourceVersion: reader.version, length: reader.length,
+            destination: "s3://\(wire.bucket)/\(key) at \(wire.origin)", notify: { [events] in events.send(.journal($0)) })
+    }
+
+    /// The upload to continue and its part list — `resumedID` when given, else the journal's
+    /// when it can be continued — and the parts the journal recorded as confirmed.
+    func resumption(
+        of resumedID: String?, journal: UploadJournalSession?, reader: S3PartReader
+    ) throws(S3Error) -> (upload: (id: String, listing: (parts: [S3Answers.ListedPart], algorithm: String?))?, journaled: [Int: UploadJournalPart]) {
+        if let resumedID { return ((resumedID, try listParts(uploadID: resumedID)), [:]) }
+        guard let journal, let found = try journaledUpload(journal, reader: reader) else { return (nil, [:]) }
+        return ((found.upload.uploadID, found.listing), Dictionary(found.upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 }))
+    }
+
+    /// The checksum algorithm the parts carry, as the journal records it.
+    var journaledAlgorithm: String? { options.sendsChecksums ? options.checksum.s3Name : nil }
+
+    /// The journal's upload of this source and its part list, when it can be continued; `nil`
+    /// (the entry removed, and the upload aborted when it is of another version, length or
+    /// checksum) when it cannot.
+    private func journaledUpload(
+        _ journal: UploadJournalSession, reader: S3PartReader
+    ) throws(S3Error) -> (upload: UploadJournalS3Upload, listing: (parts: [S3Answers.ListedPart], algorithm: String?))? {
+        guard let entry = journal.lookup() else { return nil }
+        guard case .s3(let upload) = entry.upload else {
+            journal.startOver(from: "\(entry.upload)", reason: "the journal entry is not of an S3 upload")
+            return nil
+        }
+        let reason = reader.refusal(ofRecorded: entry.sourceVersion)
+            ?? (entry.length == reader.length ? nil : "the source has \(reader.length.map(String.init) ?? "?") bytes, the upload \(entry.length)")
+            ?? (upload.checksumAlgorithm == journaledAlgorithm ? nil
+                : "its parts carry \(upload.checksumAlgorithm ?? "no") checksums, this upload \(journaledAlgorithm ?? "none")")
+        if let reason {
+            // Its parts would be billed until aborted, and nothing will continue it.
+            let aborted = abortQuietly(upload.uploadID) ? "; it was aborted" : "; aborting it failed"
+            journal.startOver(from: upload.uploadID, reason: reason + aborted)
+            return nil
+        }
+        do throws(S3Error) {
+            let listing = try listParts(uploadID: upload.uploadID)
+            journal.report(.resuming(upload: upload.uploadID, offset: listing.parts.reduce(0) { $0 + $1.size }))
+            return (upload, listing)
+        } catch .uploadGone {
+            journal.startOver(from: upload.uploadID, reason: "the server no longer has it (NoSuchUpload)")
+            return nil
+        }
+    }
+
+    /// Aborts `uploadID`; whether the server confirmed it (or no longer had it).
+    private func abortQuietly(_ uploadID: String) -> Bool {
+        let call = S3Call(operation: "AbortMultipartUpload", method: "DELETE", key: key, query: [("uploadId", uploadID)], uploadID: uploadID)
+        guard let answer = try? wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation) else { return false }
+        return (200..<300).contains(answer.statusCode) || answer.statusCode == 404
+    }
+}
