@@ -3,6 +3,8 @@
 struct ParsedArguments {
     /// The values of the options that were given, by name (the last one wins).
     private(set) var values: [String: String] = [:]
+    /// Every value of each option that was given, in order, for options that may repeat (`-H`).
+    private(set) var allValues: [String: [String]] = [:]
     /// The flags that were given.
     private(set) var flags: Set<String> = []
     /// Everything that is not an option, in order.
@@ -34,6 +36,7 @@ struct ParsedArguments {
                     throw .usage("\(name) needs a value")
                 }
                 values[name] = value
+                allValues[name, default: []].append(value)
             } else if flagOptions.contains(name) {
                 guard inlineValue == nil else { throw .usage("\(name) takes no value") }
                 flags.insert(name)

@@ -27,9 +27,11 @@ enum S3Support {
         }
         let endpoint = try HTTPURLArgument.parse(text, role: "an S3 endpoint (--endpoint)")
         let trust = try TLSOption.trust(arguments)
+        let rateLimit = try RateLimitOption.limit(arguments)
         do throws(S3Error) {
             var configuration = try S3Configuration.fromEnvironment(endpoint: endpoint, bucket: bucket)
             configuration.trust = trust
+            configuration.rateLimit = rateLimit
             return try S3Client(configuration: configuration)
         } catch {
             switch error {

@@ -20,12 +20,13 @@ enum TLSOption {
         return .certificateAuthorities(file: path)
     }
 
-    /// ``trust(_:)``, registered for `http(s)` URLs in ``BlobURLRegistry/shared``; returns the
+    /// ``trust(_:)``, registered for `http(s)` URLs in ``BlobURLRegistry/shared`` (with
+    /// `headers` for their requests, `-H` of a command that reads the URL itself); returns the
     /// transport the upload clients use.
     @discardableResult
-    static func register(_ arguments: ParsedArguments) throws(CommandFailure) -> Transport {
+    static func register(_ arguments: ParsedArguments, headers: [String: String] = [:]) throws(CommandFailure) -> Transport {
         let transport = Transport.automatic.trusting(try trust(arguments))
-        BlobURLRegistry.shared.registerHTTP(configuration: HTTPDataSource.Configuration(transport: transport))
+        BlobURLRegistry.shared.registerHTTP(configuration: HTTPDataSource.Configuration(headers: headers, transport: transport))
         return transport
     }
 }

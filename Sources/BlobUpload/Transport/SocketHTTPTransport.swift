@@ -31,13 +31,28 @@ final class SocketHTTPTransport: Sendable {
     let minimumSpeed: MinimumSpeed
     /// The certificate authorities an `https:` connection trusts.
     let trust: TLSConfiguration
+    /// The most bytes per second request bodies go out at, shared by every request.
+    let rateLimit: RateLimit?
     /// Kept-alive connections, one per endpoint: a client's requests go one after another.
     private let idle = HTTP1ConnectionPool(limit: 1)
 
-    init(timeout: TimeInterval, minimumSpeed: MinimumSpeed = .standard, trust: TLSConfiguration = TLSConfiguration()) {
+    init(
+        timeout: TimeInterval, minimumSpeed: MinimumSpeed = .standard, trust: TLSConfiguration = TLSConfiguration(),
+        rateLimit: RateLimit? = nil
+    ) {
         self.timeout = timeout
         self.minimumSpeed = minimumSpeed
         self.trust = trust
+        self.rateLimit = rateLimit
+    }
+
+    /// How a body is paced (``rateLimit``) and observed (`observe`, told each slice written:
+    /// 256 KiB at most without a limit); `nil` for neither.
+    func meter(observing observe: (@Sendable (Int) -> Void)?) -> HTTP1Meter? {
+        if let rateLimit {
+            return HTTP1Meter(slice: rateLimit.sliceSize, reserve: { rateLimit.reserve($0) }, observe: observe)
+        }
+        return observe.map { HTTP1Meter(slice: 256 << 10, observe: $0) }
     }
 
     /// The wait for sending one request: at ``minimumSpeed``, silent at most ``timeout``.
@@ -46,17 +61,21 @@ final class SocketHTTPTransport: Sendable {
     }
 
     /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
-    /// `body` (its `Content-Length` is set here) and reads the whole answer.
+    /// `body` (its `Content-Length` is set here), paced by ``rateLimit`` and each slice written
+    /// told to `observe`, and reads the whole answer.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
     ///   ``BlobUploadError/protocolViolation(operation:url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
-    func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
+    func send(
+        _ head: HTTPRequestHead, body: Data?, observe: (@Sendable (Int) -> Void)? = nil
+    ) async throws(BlobUploadError) -> HTTPReply {
         let call = HTTP1Cancellation()
+        let meter = meter(observing: observe)
         let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let thread = Thread {
-                    continuation.resume(returning: self.perform(head, body: body, call: call))
+                    continuation.resume(returning: self.perform(head, body: body, meter: meter, call: call))
                 }
                 thread.name = "BlobUpload \(head.method)"
                 thread.start()
@@ -73,11 +92,11 @@ final class SocketHTTPTransport: Sendable {
     /// Runs the request, following redirects of one without a body within its origin (the
     /// URLSession transport's rule too): nothing is lost by asking again, and the caller's
     /// header fields, credentials among them, stay with the origin the caller named.
-    private func perform(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
+    private func perform(_ head: HTTPRequestHead, body: Data?, meter: HTTP1Meter?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
         var head = head
         for _ in 0...Self.maxRedirects {
             let reply: HTTPReply
-            switch performOnce(head, body: body, call: call) {
+            switch performOnce(head, body: body, meter: meter, call: call) {
             case .success(let answer): reply = answer
             case .failure(let error): return .failure(error)
             }
@@ -97,7 +116,9 @@ final class SocketHTTPTransport: Sendable {
             code: URLError.Code.httpTooManyRedirects.rawValue))
     }
 
-    private func performOnce(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
+    private func performOnce(
+        _ head: HTTPRequestHead, body: Data?, meter: HTTP1Meter?, call: HTTP1Cancellation
+    ) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
         guard let endpoint = head.endpoint else {
@@ -114,7 +135,7 @@ final class SocketHTTPTransport: Sendable {
         do throws(HTTP1RequestFailure) {
             let answer = try idle.run(to: endpoint, trust: trust, connectTimeout: timeout, policy: policy, cancellation: call) {
                 connection throws(HTTP1Error) in
-                let answer = try exchange(on: connection, method: method, head: headBytes, body: body)
+                let answer = try exchange(on: connection, method: method, head: headBytes, body: body, meter: meter)
                 return (answer, answer.reusable)
             }
             let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
@@ -132,7 +153,9 @@ final class SocketHTTPTransport: Sendable {
 
     /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
     /// an early refusal is read, an early success never counts).
-    private func exchange(on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?) throws(HTTP1Error) -> HTTP1Answer {
+    private func exchange(
+        on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?, meter: HTTP1Meter?
+    ) throws(HTTP1Error) -> HTTP1Answer {
         guard let body else {
             return try connection.exchange(
                 method: method, head: head, body: nil, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
@@ -141,7 +164,8 @@ final class SocketHTTPTransport: Sendable {
         body.withUnsafeBytes { bytes in
             result = Result { () throws(HTTP1Error) in
                 try connection.exchange(
-                    method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
+                    method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout,
+                    keepingAtMost: HTTPReply.maxKeptBody, meter: meter)
             }
         }
         return try result.get()

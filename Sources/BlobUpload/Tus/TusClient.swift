@@ -41,6 +41,12 @@ public final class TusClient: Sendable {
     public let headers: [String: String]
     /// How requests travel.
     public let transport: Transport
+    /// Called before every request for fields to add (a fresh token), and once more when one
+    /// is refused with 401 or 403 (see ``HeaderProvider``); its fields win over ``headers``
+    /// and those of the options, and go to the endpoint's origin only, like them.
+    public let headerProvider: HeaderProvider?
+    /// The most bytes per second `PATCH` bodies go out at (see ``RateLimit``).
+    public let rateLimit: RateLimit?
     private let urlSession: HTTPTransport
     private let socket: SocketHTTPTransport
 
@@ -62,15 +68,26 @@ public final class TusClient: Sendable {
     ///   - minimumSpeed: The slowest a `PATCH` body may be sent on those connections (a server
     ///     reading it one byte at a time fails the request with a time-out);
     ///     ``MinimumSpeed/standard`` by default.
+    ///   - headerProvider: Fields computed before each request (see ``headerProvider``).
+    ///     Fields it returns that the protocol owns (`Tus-Resumable`, `Upload-*`, `Content-*`,
+    ///     `Host`, `Transfer-Encoding`) fail the request with ``BlobUploadError/invalidHeader(name:reason:)``.
+    ///   - rateLimit: The most bytes per second `PATCH` bodies go out at; `nil` for no limit.
+    ///     On the package's own client the body is paced as it is written; through URLSession
+    ///     each chunk waits for its whole share before it is handed over.
     public init(
         endpoint: URL, headers: [String: String] = [:], transport: Transport = .automatic,
-        configuration: URLSessionConfiguration? = nil, minimumSpeed: MinimumSpeed = .standard
+        configuration: URLSessionConfiguration? = nil, minimumSpeed: MinimumSpeed = .standard,
+        headerProvider: HeaderProvider? = nil, rateLimit: RateLimit? = nil
     ) {
         self.endpoint = endpoint
         self.headers = headers
         self.transport = transport
+        self.headerProvider = headerProvider
+        self.rateLimit = rateLimit
         let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
+        socket = SocketHTTPTransport(
+            timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration,
+            rateLimit: rateLimit)
         urlSession = HTTPTransport(configuration: configuration)
     }
 
@@ -226,22 +243,60 @@ public final class TusClient: Sendable {
         return try await upload.run(resuming: uploadURL)
     }
 
-    /// Sends one tus request: `Tus-Resumable` and the client's headers added. Only to the
-    /// endpoint's origin: the headers are meant for it.
+    /// Sends one tus request: `Tus-Resumable`, the client's headers and its provider's added;
+    /// a 401 or 403 asks the provider again and sends the request once more. Only to the
+    /// endpoint's origin: the headers are meant for it. `observe` is told the body bytes as
+    /// they are written (on the package's own client).
     func send(
         _ method: String, _ url: URL, headers extra: [String: String],
-        body: Data? = nil, tusResumable: Bool = true
+        body: Data? = nil, tusResumable: Bool = true, observe: (@Sendable (Int) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPReply {
         guard URLOrigin(url) == URLOrigin(endpoint) else {
             throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
         }
+        let fields = headers.merging(extra, uniquingKeysWith: { $1 })
+        guard let headerProvider else {
+            return try await sendOnce(method, url, fields: fields, body: body, tusResumable: tusResumable, observe: observe)
+        }
+        var request = HeaderRequest(method: method, url: url)
+        let provided = try Self.checkProvided(await headerProvider(request))
+        let reply = try await sendOnce(
+            method, url, fields: fields.merging(provided, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
+        guard HeaderRequest.refreshingStatuses.contains(reply.statusCode) else { return reply }
+        request.refusedStatus = reply.statusCode
+        let renewed = try Self.checkProvided(await headerProvider(request))
+        return try await sendOnce(
+            method, url, fields: fields.merging(renewed, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
+    }
+
+    private func sendOnce(
+        _ method: String, _ url: URL, fields: [String: String], body: Data?, tusResumable: Bool, observe: (@Sendable (Int) -> Void)?
+    ) async throws(BlobUploadError) -> HTTPReply {
         let head = try HeaderFieldCheck.head(
-            method: method, url: url, fields: headers.merging(extra, uniquingKeysWith: { $1 }),
-            setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
+            method: method, url: url, fields: fields, setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
         if usesSocket(for: url) {
-            return try await socket.send(head, body: body)
+            return try await socket.send(head, body: body, observe: observe)
+        }
+        if let rateLimit, let body, !body.isEmpty {
+            do {
+                try await rateLimit.paced(body.count)
+            } catch {
+                throw .cancelled
+            }
         }
         return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
+    }
+
+    /// The provider's `fields`, refused when one is the protocol's: the upload sets those.
+    private static func checkProvided(_ fields: [String: String]) throws(BlobUploadError) -> [String: String] {
+        for name in fields.keys {
+            let lowered = name.lowercased()
+            if ["tus-resumable", "host", "transfer-encoding", "content-length", "content-type"].contains(lowered)
+                || lowered.hasPrefix("upload-") {
+                throw .invalidHeader(name: name, reason: "the header provider may not set it: the tus protocol does")
+            }
+        }
+        return fields
     }
 
     private func usesSocket(for url: URL) -> Bool {
