@@ -19,7 +19,8 @@ public final class RateLimit: Sendable {
     public let bytesPerSecond: Int64
     /// The nanoseconds of uptime at which the bytes reserved so far have all gone out at the
     /// limit (the "theoretical arrival time" of a generic cell-rate algorithm). Never behind
-    /// the present by more than ``burst``: a transfer that was idle gains no credit.
+    /// the present by more than ``burst``: a transfer that was idle gains no more credit than
+    /// one slice, while a sender that slept a little too long catches up.
     private let due = Mutex<UInt64>(0)
 
     /// How far ahead of the limit a slice may go: one slice's time, so the first slice leaves
@@ -47,7 +48,7 @@ public final class RateLimit: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let cost = UInt64((Double(max(count, 0)) / Double(bytesPerSecond) * 1e9).rounded(.up))
         return due.withLock { due in
-            let start = max(due, now)
+            let start = max(due, now > burst ? now - burst : 0)
             due = start + cost
             let sendAt = due > burst ? due - burst : 0
             return sendAt > now ? sendAt - now : 0

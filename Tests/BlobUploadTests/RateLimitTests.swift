@@ -1,0 +1,132 @@
+import BlobStream
+import BlobTestSupport
+import BlobUpload
+import Foundation
+import Glibc
+import Testing
+
+/// `--limit-rate` and ``RateLimit``: the rate a server sees, measured where the bytes arrive.
+@Suite struct RateLimitTests {
+    /// `blobstream put --limit-rate 512K` of 10 MiB to a loopback server that timestamps every
+    /// read: over every 5 s window of the ~20 s upload the average is within 5 % of the limit.
+    @Test func putHoldsTheLimitOverEveryFiveSecondWindow() async throws {
+        let rate = 512 * 1024
+        let size = 10 << 20
+        let path = try makeRandomFile(size: size, seed: 81)
+        defer { TempFiles.remove(path) }
+        let receiver = try TimedBodyReceiver()
+        defer { receiver.stop() }
+
+        let result = try await ToolProcess.execute(
+            ToolProcess.blobstream(), ["put", "--limit-rate", "512K", path, "http://127.0.0.1:\(receiver.port)/paced"])
+
+        #expect(result.status == 0, "\(result.standardError)")
+        let samples = receiver.samples
+        let total = samples.last?.bytes ?? 0
+        #expect(total >= size, "the whole body arrived")
+        let end = try #require(samples.last).seconds
+        #expect(end > 18, "10 MiB at 512 KiB/s takes about 20 s, not \(end) s")
+        // Every window of 5 s that starts at a read and ends within the transfer.
+        var worst = 0.0
+        for start in samples where start.seconds + 5 <= end {
+            let before = start.bytes
+            let after = samples.last { $0.seconds <= start.seconds + 5 }?.bytes ?? before
+            let average = Double(after - before) / 5
+            worst = max(worst, abs(average - Double(rate)) / Double(rate))
+        }
+        #expect(worst <= 0.05, "a 5 s window averaged \(Int(worst * 100)) % off the limit")
+    }
+
+    /// Concurrent senders share one limit: their reservations are taken in turn.
+    @Test func reservationsAreTakenInTurn() throws {
+        let limit = try #require(RateLimit(bytesPerSecond: 1 << 20))
+        let slice = limit.sliceSize
+        #expect(slice == (1 << 20) / 20)
+        let waits = (0..<21).map { _ in limit.reserve(slice) }
+        // The first slice goes at once; the 21st waits for about a second's worth.
+        #expect(waits[0] == 0)
+        #expect(waits == waits.sorted())
+        #expect((0.8e9...1.2e9).contains(Double(waits[20])), "\(waits[20]) ns")
+    }
+
+    @Test func noLimitAtOrBelowZero() {
+        #expect(RateLimit(bytesPerSecond: 0) == nil)
+        #expect(RateLimit(bytesPerSecond: -1) == nil)
+    }
+
+    @Test(arguments: ["0", "-5", "abc", "1X", "", "1.5M", "99999999999G"])
+    func unusableRatesAreUsageErrors(rate: String) async throws {
+        for command in [["put", "/etc/hostname", "http://127.0.0.1:9/x"], ["cat", "http://127.0.0.1:9/x"],
+                        ["upload", "/etc/hostname", "http://127.0.0.1:9/files/"],
+                        ["s3", "cp", "--endpoint", "http://127.0.0.1:9", "/etc/hostname", "s3://bucket/key"]] {
+            let result = try await ToolProcess.execute(
+                ToolProcess.blobstream(), command + ["--limit-rate", rate],
+                environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
+            #expect(result.status == 64, "\(command[0]) --limit-rate '\(rate)': \(result.standardError)")
+            #expect(result.standardError.contains("--limit-rate"))
+        }
+    }
+}
+
+/// A loopback server for one streamed request: reads it to the end of its chunked body,
+/// noting when each read came and how many bytes had come by then, and answers 201.
+final class TimedBodyReceiver: @unchecked Sendable {
+    struct Sample: Sendable {
+        var seconds: Double
+        var bytes: Int
+    }
+
+    let port: UInt16
+    private let listener: Int32
+    private let lock = NSLock()
+    private var recorded: [Sample] = []
+
+    init() throws {
+        (listener, port) = try LoopbackSocket.listening()
+        Thread { [self] in serve() }.start()
+    }
+
+    /// The reads of the body, from its first byte (bytes counted after the request head).
+    var samples: [Sample] { lock.withLock { recorded } }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    private func serve() {
+        let connection = accept(listener, nil, nil)
+        close(listener)
+        guard connection >= 0 else { return }
+        defer { close(connection) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var headEnded = false
+        var window: [UInt8] = []
+        var bodyBytes = 0
+        var start: UInt64 = 0
+        while true {
+            let count = recv(connection, &buffer, buffer.count, 0)
+            guard count > 0 else { return }
+            let now = DispatchTime.now().uptimeNanoseconds
+            var chunk = buffer[0..<count]
+            if !headEnded {
+                window += chunk
+                guard let end = Self.find([13, 10, 13, 10], in: window) else { continue }
+                headEnded = true
+                chunk = ArraySlice(window[(end + 4)...])
+                start = now
+            }
+            bodyBytes += chunk.count
+            window = Array((window + chunk).suffix(7))
+            lock.withLock { recorded.append(Sample(seconds: Double(now - start) / 1e9, bytes: bodyBytes)) }
+            // The last chunk of the chunked coding (random data holds it with odds of 2^-56).
+            if window.suffix(7) == [13, 10, 48, 13, 10, 13, 10] { break }
+        }
+        let answer = Array("HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        _ = send(connection, answer, answer.count, Int32(MSG_NOSIGNAL))
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { Array(haystack[$0..<($0 + needle.count)]) == needle }
+    }
+}
