@@ -15,7 +15,8 @@ enum HTTPCat {
     static func run(
         _ url: URL, range: BlobResponsePlan.RequestedRange?, headers: [String: String], rateLimit: RateLimit?, transport: Transport
     ) throws(CommandFailure) {
-        let configuration = HTTPDataSource.Configuration(headers: headers, transport: transport)
+        // Every -H field may be a credential: none follows a redirect to another origin.
+        let configuration = HTTPDataSource.Configuration(headers: headers, credentialHeaders: Set(headers.keys), transport: transport)
         let stream = BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: configuration))
         defer { stream.close() }
         var remaining = Int64.max
