@@ -130,3 +130,42 @@ final class TimedBodyReceiver: @unchecked Sendable {
         return (0...(haystack.count - needle.count)).first { Array(haystack[$0..<($0 + needle.count)]) == needle }
     }
 }
+
+/// The limit on the API's clients: a lower bound on the time only (speed targets live in
+/// blob-bench; the exact rate is measured by ``RateLimitTests``).
+@Suite struct ClientRateLimitTests {
+    @Test func aTusUploadTakesAtLeastItsShareOfTime() async throws {
+        try TestServers.requireTus()
+        let size = 3 << 20
+        let path = try makeRandomFile(size: size, seed: 111)
+        defer { TempFiles.remove(path) }
+        let client = TusClient(endpoint: TestServers.tusFilesURL, rateLimit: RateLimit(bytesPerSecond: 2 << 20))
+        var options = TusUploadOptions()
+        options.chunkSize = 1 << 20
+        let start = Date()
+        let result = try await client.upload(.file(path: path), options: options)
+        // 3 MiB at 2 MiB/s: 1.5 s, less one slice of credit.
+        #expect(Date().timeIntervalSince(start) >= 1.4)
+        #expect(try tusStoredCopyMatches(result.uploadURL, file: path))
+        try await client.terminate(result.uploadURL)
+    }
+
+    @Test func anS3UploadSharesTheLimitAcrossItsParts() async throws {
+        let (plain, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        var configuration = plain.configuration
+        configuration.rateLimit = RateLimit(bytesPerSecond: 8 << 20)
+        let client = try S3Client(configuration: configuration)
+        let size = 3 * (5 << 20)
+        let path = try makeRandomFile(size: size, seed: 112)
+        defer { TempFiles.remove(path) }
+        var options = S3UploadOptions()
+        options.partSize = 5 << 20
+        options.parallelParts = 3
+        let start = Date()
+        _ = try await client.upload(.file(path: path), key: "limited.bin", options: options)
+        // 15 MiB at 8 MiB/s, three parts at once sharing it: 1.875 s.
+        #expect(Date().timeIntervalSince(start) >= 1.8)
+        #expect(try MotoS3.sha256(bucket: bucket, key: "limited.bin") == TempFiles.sha256(ofFileAtPath: path))
+    }
+}
