@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import HTTP1
 
 /// An `http:` range request over a plain TCP connection, run by a thread of its own.
@@ -28,7 +29,10 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private let minimumSpeed: MinimumSpeed
     private let trust: TLSConfiguration
     private weak let sink: (any HTTPTransferSink)?
-    private let connection = HTTP1Connection()
+    /// The connection of the current try (a refusal renewed by the header provider makes a
+    /// second one), and whether the transfer was cancelled.
+    private let current = Mutex<(connection: HTTP1Connection, cancelled: Bool)>((HTTP1Connection(), false))
+    private var connection: HTTP1Connection { current.withLock { $0.connection } }
 
     /// - Parameters:
     ///   - id: How the transfer names itself to `sink`.
@@ -58,7 +62,44 @@ final class SocketHTTPTransfer: HTTPTransfer {
     }
 
     func cancel() {
-        connection.cancel()
+        current.withLock { state in
+            state.cancelled = true
+            return state.connection
+        }.cancel()
+    }
+
+    /// Replaces the connection with a new one for another try; `false` once cancelled.
+    private func renewConnection() -> Bool {
+        let old = current.withLock { state -> HTTP1Connection? in
+            guard !state.cancelled else { return nil }
+            defer { state.connection = HTTP1Connection() }
+            return state.connection
+        }
+        old?.close()
+        return old != nil
+    }
+
+    /// The header provider's fields for a request refused with `refusedStatus` (or a first
+    /// try), waited for on this thread (a thread of its own, never one of Swift's pool).
+    private func providedFields(refusedStatus: Int?) throws(Stop) -> [String: String] {
+        guard let provider = request.headerProvider else { return [:] }
+        let fields = Self.waitFor(provider, HeaderRequest(method: "GET", url: request.url, refusedStatus: refusedStatus))
+        if let problem = HTTPRangeRequest.problem(in: fields) {
+            throw .failure(.unusable(reason: "the header provider's fields: \(problem)"))
+        }
+        return fields
+    }
+
+    private static func waitFor(_ provider: @escaping HeaderProvider, _ request: HeaderRequest) -> [String: String] {
+        let result = Mutex<[String: String]>([:])
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let fields = await provider(request)
+            result.withLock { $0 = fields }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
     }
 
     private func run() {
@@ -70,8 +111,32 @@ final class SocketHTTPTransfer: HTTPTransfer {
         }
     }
 
+    /// One exchange, and one more when the header provider renews the fields of a request
+    /// refused with 401 or 403.
     private func exchange() throws(Stop) {
-        let head = request.requestHead
+        var refused: Int?
+        while true {
+            let head = request.requestHead(adding: try providedFields(refusedStatus: refused))
+            let (answer, leftover) = try askForHead(head)
+            if request.headerProvider != nil, refused == nil, HeaderRequest.refreshingStatuses.contains(answer.statusCode) {
+                refused = answer.statusCode
+                guard renewConnection() else { throw .quietly }
+                continue
+            }
+            if let location = answer.redirectLocation {
+                guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
+                    throw .failure(.protocolViolation(reason: "the redirect location \"\(location)\" is not a URL"))
+                }
+                sink?.transfer(id, redirectedTo: target, statusCode: answer.statusCode)
+                throw .quietly
+            }
+            guard sink?.transfer(id, didReceive: answer) == true else { throw .quietly }
+            return try readBody(of: answer, leftover: leftover)
+        }
+    }
+
+    /// Connects, sends `head` and reads the answer's head; returns it with the bytes read past it.
+    private func askForHead(_ head: HTTPRequestHead) throws(Stop) -> (HTTPResponseHead, [UInt8]) {
         guard let endpoint = head.endpoint else {
             throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
@@ -86,15 +151,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
         let answer = try attempt("waiting for the response", seconds: requestTimeout) { () throws(HTTP1Error) in
             try connection.readResponseHead(wait: requestWait, buffer: &leftover)
         }
-        if let location = answer.redirectLocation {
-            guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
-                throw .failure(.protocolViolation(reason: "the redirect location \"\(location)\" is not a URL"))
-            }
-            sink?.transfer(id, redirectedTo: target, statusCode: answer.statusCode)
-            throw .quietly
-        }
-        guard sink?.transfer(id, didReceive: answer) == true else { throw .quietly }
-        try readBody(of: answer, leftover: leftover)
+        return (answer, leftover)
     }
 
     /// Delivers the body, reading the socket only when the sink has room for what is read.
