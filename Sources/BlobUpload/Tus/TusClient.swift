@@ -47,8 +47,8 @@ public final class TusClient: Sendable {
     public let headerProvider: HeaderProvider?
     /// The most bytes per second `PATCH` bodies go out at (see ``RateLimit``).
     public let rateLimit: RateLimit?
-    private let urlSession: HTTPTransport
-    private let socket: SocketHTTPTransport
+    let urlSession: HTTPTransport
+    let socket: SocketHTTPTransport
 
     /// How a client's requests travel: the package's one ``BlobStream/Transport``.
     public typealias Transport = BlobStream.Transport
@@ -243,63 +243,7 @@ public final class TusClient: Sendable {
         return try await upload.run(resuming: uploadURL)
     }
 
-    /// Sends one tus request: `Tus-Resumable`, the client's headers and its provider's added;
-    /// a 401 or 403 asks the provider again and sends the request once more. Only to the
-    /// endpoint's origin: the headers are meant for it. `observe` is told the body bytes as
-    /// they are written (on the package's own client).
-    func send(
-        _ method: String, _ url: URL, headers extra: [String: String],
-        body: Data? = nil, tusResumable: Bool = true, observe: (@Sendable (Int) -> Void)? = nil
-    ) async throws(BlobUploadError) -> HTTPReply {
-        guard URLOrigin(url) == URLOrigin(endpoint) else {
-            throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
-        }
-        let fields = headers.merging(extra, uniquingKeysWith: { $1 })
-        guard let headerProvider else {
-            return try await sendOnce(method, url, fields: fields, body: body, tusResumable: tusResumable, observe: observe)
-        }
-        var request = HeaderRequest(method: method, url: url)
-        let provided = try Self.checkProvided(await headerProvider(request))
-        let reply = try await sendOnce(
-            method, url, fields: fields.merging(provided, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
-        guard HeaderRequest.refreshingStatuses.contains(reply.statusCode) else { return reply }
-        request.refusedStatus = reply.statusCode
-        let renewed = try Self.checkProvided(await headerProvider(request))
-        return try await sendOnce(
-            method, url, fields: fields.merging(renewed, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
-    }
-
-    private func sendOnce(
-        _ method: String, _ url: URL, fields: [String: String], body: Data?, tusResumable: Bool, observe: (@Sendable (Int) -> Void)?
-    ) async throws(BlobUploadError) -> HTTPReply {
-        let head = try HeaderFieldCheck.head(
-            method: method, url: url, fields: fields, setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
-        if usesSocket(for: url) {
-            return try await socket.send(head, body: body, observe: observe)
-        }
-        if let rateLimit, let body, !body.isEmpty {
-            do {
-                try await rateLimit.paced(body.count)
-            } catch {
-                throw .cancelled
-            }
-        }
-        return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
-    }
-
-    /// The provider's `fields`, refused when one is the protocol's: the upload sets those.
-    private static func checkProvided(_ fields: [String: String]) throws(BlobUploadError) -> [String: String] {
-        for name in fields.keys {
-            let lowered = name.lowercased()
-            if ["tus-resumable", "host", "transfer-encoding", "content-length", "content-type"].contains(lowered)
-                || lowered.hasPrefix("upload-") {
-                throw .invalidHeader(name: name, reason: "the header provider may not set it: the tus protocol does")
-            }
-        }
-        return fields
-    }
-
-    private func usesSocket(for url: URL) -> Bool {
+    func usesSocket(for url: URL) -> Bool {
         transport.usesOwnClient(for: url)
     }
 
