@@ -35,7 +35,7 @@ enum HeaderOption {
     ///   name, a value with CR, LF or NUL, or a field `owner` owns.
     static func fields(_ arguments: ParsedArguments, owner: Owner) throws(CommandFailure) -> [String: String] {
         var fields: [String: String] = [:]
-        for text in names.sorted().flatMap({ arguments.allValues[$0] ?? [] }) {
+        for (option, text) in arguments.orderedValues where names.contains(option) {
             let (name, value) = try parse(text, owner: owner)
             if let earlier = fields.keys.first(where: { $0.lowercased() == name.lowercased() }) {
                 fields[earlier] = nil

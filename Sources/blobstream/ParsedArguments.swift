@@ -3,8 +3,9 @@
 struct ParsedArguments {
     /// The values of the options that were given, by name (the last one wins).
     private(set) var values: [String: String] = [:]
-    /// Every value of each option that was given, in order, for options that may repeat (`-H`).
-    private(set) var allValues: [String: [String]] = [:]
+    /// Every option value given, in command-line order, for options that may repeat under
+    /// more than one name (`-H` and `--header`).
+    private(set) var orderedValues: [(name: String, value: String)] = []
     /// The flags that were given.
     private(set) var flags: Set<String> = []
     /// Everything that is not an option, in order.
@@ -36,7 +37,7 @@ struct ParsedArguments {
                     throw .usage("\(name) needs a value")
                 }
                 values[name] = value
-                allValues[name, default: []].append(value)
+                orderedValues.append((name, value))
             } else if flagOptions.contains(name) {
                 guard inlineValue == nil else { throw .usage("\(name) takes no value") }
                 flags.insert(name)

@@ -90,12 +90,14 @@ import Testing
         defer { server.stop() }
 
         let result = try await blobstream(
-            ["put", "-H", "Content-Type: text/plain", "--header", "X-Api-Key:  k1 ", "/etc/hostname", "http://127.0.0.1:\(server.port)/x"])
+            ["put", "-H", "Content-Type: text/plain", "--header", "X-Api-Key: k0", "-H", "x-api-key:  k1 ", "/etc/hostname",
+             "http://127.0.0.1:\(server.port)/x"])
 
         #expect(result.status == 0, "\(result.standardError)")
         let request = try #require(server.requests.first)
         #expect(request.contains("Content-Type: text/plain\r\n"))
-        #expect(request.contains("X-Api-Key: k1\r\n"), "the value's surrounding blanks are not part of it")
+        #expect(request.contains("x-api-key: k1\r\n"), "the later field wins, without the blanks around its value")
+        #expect(!request.contains("k0"))
     }
 
     @Test func uploadAuthenticatesWithTheField() async throws {

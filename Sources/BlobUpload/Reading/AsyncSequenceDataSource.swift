@@ -12,7 +12,7 @@ import Synchronization
 /// cancelled upload stops pulling. The data ends when the sequence does; an error the
 /// producer throws fails the read, and stays available as ``producerFailure``.
 ///
-/// The task runs on dispatch's threads (``PullExecutor``), not on Swift's cooperative pool: a
+/// The task runs on dispatch's threads (``DispatchTaskExecutor``), not on Swift's cooperative pool: a
 /// read of this source may block a thread that the pool's own threads wait for — URLSession's
 /// one work queue, which a streamed PUT's body read holds, and which every URLSession call
 /// made from the pool waits for — and the element it waits for must still be pulled then.
@@ -76,7 +76,7 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
                 resource: resourceName, reason: "live data can be read only once; it cannot be opened again")))
             return
         }
-        let task = Task(executorPreference: PullExecutor.shared) { await Self.pull(chunks, into: channel) }
+        let task = Task(executorPreference: DispatchTaskExecutor.shared) { await Self.pull(chunks, into: channel) }
         let cancelNow = channel.state.withLock { state in
             state.task = task
             return state.closed
@@ -220,18 +220,5 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
             return state.waiter
         }
         waiter?()
-    }
-}
-
-/// Runs the tasks that pull live data on dispatch's global queue. A job that waits there for
-/// the cooperative pool (a producer fed by a task on the pool) can still be stuck behind a
-/// blocked pool, but the pulling itself never is.
-final class PullExecutor: TaskExecutor {
-    static let shared = PullExecutor()
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        DispatchQueue.global().async { job.runSynchronously(on: executor) }
     }
 }

@@ -225,7 +225,9 @@ public final class TusClient: Sendable {
     ///     ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, unasked.
     ///   - options: Chunking, metadata, checksums, retries.
     ///   - events: Called, on the uploading task, with ``TusUploadEvent/created(uploadURL:)``
-    ///     as soon as a new upload exists, progress as the server confirms bytes, and retries.
+    ///     as soon as a new upload exists, progress as the server confirms bytes, and retries;
+    ///     and with ``TusUploadEvent/sent(_:)`` as a `PATCH` body goes out, from the sending
+    ///     thread while the task waits for that request (never at the same time as another event).
     /// - Returns: The finished upload.
     /// - Throws: ``BlobUploadError`` — ``BlobUploadError/uploadGone(url:statusCode:)``,
     ///   ``BlobUploadError/retriesExhausted(url:offset:attempts:lastError:)``,

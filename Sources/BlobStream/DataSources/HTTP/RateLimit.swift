@@ -8,9 +8,9 @@ import Synchronization
 /// A limit is an object, so that one limit can be shared: give the same instance to several
 /// clients (the parts of an S3 upload in flight share their client's) and they share the rate.
 /// Bytes are paced as they are written, in slices of at most ``sliceSize`` (a twentieth of a
-/// second's worth), never in bursts of a whole chunk or part: over any window of a few seconds
-/// the average stays within a few percent of the limit, and nothing is buffered for it, so
-/// memory does not grow. Time waiting for the limit does not count against a
+/// second's worth), each sent when its turn comes, never in bursts of a whole chunk or part:
+/// over any window of a few seconds the average stays within a few percent of the limit, and
+/// nothing is buffered for it, so memory does not grow. Time waiting for the limit does not count against a
 /// ``MinimumSpeed``.
 ///
 /// Thread-safe.
@@ -18,20 +18,18 @@ public final class RateLimit: Sendable {
     /// The limit, in bytes per second; at least 1.
     public let bytesPerSecond: Int64
     /// The nanoseconds of uptime at which the bytes reserved so far have all gone out at the
-    /// limit (the "theoretical arrival time" of a generic cell-rate algorithm). Never behind
-    /// the present by more than ``burst``: a transfer that was idle gains no more credit than
-    /// one slice, while a sender that slept a little too long catches up.
+    /// limit (the "theoretical arrival time" of a generic cell-rate algorithm).
     private let due = Mutex<UInt64>(0)
-
-    /// How far ahead of the limit a slice may go: one slice's time, so the first slice leaves
-    /// at once and every later one waits its turn.
-    private let burst: UInt64
+    /// How far ``due`` may lag behind the present: a sender that woke up late (a busy machine)
+    /// catches up on that much, while one that was idle gains no more than that in credit — two
+    /// slices, a fiftieth of a 5 s window.
+    private let credit: UInt64
 
     /// A limit of `bytesPerSecond`; `nil` for 0 or less (no rate can be paced at or below 0).
     public init?(bytesPerSecond: Int64) {
         guard bytesPerSecond > 0 else { return nil }
         self.bytesPerSecond = bytesPerSecond
-        burst = UInt64(Self.sliceSeconds * 1e9)
+        credit = UInt64(2 * Self.sliceSeconds * 1e9)
     }
 
     /// The largest number of bytes sent as one paced slice: a twentieth of a second's worth,
@@ -48,10 +46,9 @@ public final class RateLimit: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let cost = UInt64((Double(max(count, 0)) / Double(bytesPerSecond) * 1e9).rounded(.up))
         return due.withLock { due in
-            let start = max(due, now > burst ? now - burst : 0)
+            let start = max(due, now > credit ? now - credit : 0)
             due = start + cost
-            let sendAt = due > burst ? due - burst : 0
-            return sendAt > now ? sendAt - now : 0
+            return start > now ? start - now : 0
         }
     }
 

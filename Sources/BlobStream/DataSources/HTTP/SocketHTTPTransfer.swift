@@ -93,7 +93,8 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private static func waitFor(_ provider: @escaping HeaderProvider, _ request: HeaderRequest) -> [String: String] {
         let result = Mutex<[String: String]>([:])
         let done = DispatchSemaphore(value: 0)
-        Task {
+        // Not on the cooperative pool, which code blocking on this transfer may hold.
+        Task(executorPreference: DispatchTaskExecutor.shared) {
             let fields = await provider(request)
             result.withLock { $0 = fields }
             done.signal()
