@@ -54,16 +54,15 @@ public struct HTTPUploadResponse: Sendable {
 /// Thread-safe; one uploader can run many uploads at once.
 public final class StreamedUploader: Sendable {
     /// How requests travel: `http:` over the package's own client, or everything through URLSession.
-    public let transport: Transport
+    public var transport: Transport { client.transport }
     /// Called before each request for fields to add (a fresh token; see ``HeaderProvider``);
     /// they win over the call's `headers`. A 401 or 403 asks it again and sends the request
     /// once more where the body can be read again (an ``UploadSource`` that is not live).
     public let headerProvider: HeaderProvider?
     /// The most bytes per second bodies go out at (see ``RateLimit``), on the package's own
     /// client; URLSession reads the stream at its own pace and is not limited.
-    public let rateLimit: RateLimit?
-    private let urlSession: HTTPTransport
-    private let socket: SocketHTTPTransport
+    public var rateLimit: RateLimit? { client.rateLimit }
+    private let client: UploadHTTPClient
 
     /// Creates an uploader with its own URLSession.
     /// - Parameters:
@@ -82,13 +81,9 @@ public final class StreamedUploader: Sendable {
         configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic, minimumSpeed: MinimumSpeed = .standard,
         headerProvider: HeaderProvider? = nil, rateLimit: RateLimit? = nil
     ) {
-        let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        self.transport = transport
         self.headerProvider = headerProvider
-        self.rateLimit = rateLimit
-        urlSession = HTTPTransport(configuration: configuration)
-        socket = SocketHTTPTransport(
-            timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration,
+        client = UploadHTTPClient(
+            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
             rateLimit: rateLimit)
     }
 
@@ -152,11 +147,7 @@ public final class StreamedUploader: Sendable {
         defer { ticker?.cancel() }
         let reply: HTTPReply
         do {
-            if transport.usesOwnClient(for: url) {
-                reply = try await socket.send(head, streaming: body, expectedLength: expectedLength)
-            } else {
-                reply = try await urlSession.send(URLRequest(head), body: .stream(body))
-            }
+            reply = try await client.send(head, streaming: body, expectedLength: expectedLength)
         } catch .cancelled {
             throw .cancelled
         } catch {

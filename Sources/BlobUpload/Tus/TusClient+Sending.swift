@@ -40,17 +40,7 @@ extension TusClient {
     ) async throws(BlobUploadError) -> HTTPReply {
         let head = try HeaderFieldCheck.head(
             method: method, url: url, fields: fields, setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
-        if usesSocket(for: url) {
-            return try await socket.send(head, body: body, observe: observe)
-        }
-        if let rateLimit, let body, !body.isEmpty {
-            do {
-                try await rateLimit.paced(body.count)
-            } catch {
-                throw .cancelled
-            }
-        }
-        return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
+        return try await client.send(head, body: body, observe: observe)
     }
 
     /// The provider's `fields`, refused when one is the protocol's: the upload sets those.

@@ -40,18 +40,17 @@ public final class TusClient: Sendable {
     /// ever to the endpoint's origin, since any of them may be a credential.
     public let headers: [String: String]
     /// How requests travel.
-    public let transport: Transport
+    public var transport: Transport { client.transport }
     /// Called before every request for fields to add (a fresh token), and once more when one
     /// is refused with 401 or 403 (see ``HeaderProvider``); its fields win over ``headers``
     /// and those of the options, and go to the endpoint's origin only, like them.
     public let headerProvider: HeaderProvider?
     /// The most bytes per second `PATCH` bodies go out at (see ``RateLimit``).
-    public let rateLimit: RateLimit?
-    let urlSession: HTTPTransport
-    let socket: SocketHTTPTransport
+    public var rateLimit: RateLimit? { client.rateLimit }
+    let client: UploadHTTPClient
 
-    /// How a client's requests travel: the package's one ``BlobStream/Transport``.
-    public typealias Transport = BlobStream.Transport
+    /// How a client's requests travel: the package's one ``BlobTransport/Transport``.
+    public typealias Transport = BlobTransport.Transport
 
     /// Creates a client for the tus server whose creation URL is `endpoint`.
     /// - Parameters:
@@ -81,14 +80,10 @@ public final class TusClient: Sendable {
     ) {
         self.endpoint = endpoint
         self.headers = headers
-        self.transport = transport
         self.headerProvider = headerProvider
-        self.rateLimit = rateLimit
-        let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        socket = SocketHTTPTransport(
-            timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration,
+        client = UploadHTTPClient(
+            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
             rateLimit: rateLimit)
-        urlSession = HTTPTransport(configuration: configuration)
     }
 
     /// Asks the server what it supports (`OPTIONS` on the endpoint).
@@ -245,13 +240,9 @@ public final class TusClient: Sendable {
         return try await upload.run(resuming: uploadURL)
     }
 
-    func usesSocket(for url: URL) -> Bool {
-        transport.usesOwnClient(for: url)
-    }
-
     /// Whether a request to `url` is finished with its body when it returns, so the body may
     /// share memory that the caller reuses afterwards.
     func isDoneWithBodies(at url: URL) -> Bool {
-        usesSocket(for: url)
+        client.isDoneWithBodies(at: url)
     }
 }

@@ -88,8 +88,8 @@ struct HTTPRangeRequest: Sendable {
         return request
     }
 
-    /// The HTTP/1.1 request head for the socket transport, asking the server to close the
-    /// connection after the response so the end of the body is never ambiguous.
+    /// The HTTP/1.1 request head for the package's own client. The connection is kept alive
+    /// (pooled) only after an answer read to the end its framing declares, with nothing after it.
     var requestHead: HTTPRequestHead {
         requestHead(adding: [:])
     }
@@ -100,7 +100,6 @@ struct HTTPRangeRequest: Sendable {
         let added = provided.filter { !Self.reservedFields.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }
         let names = Set(added.map { $0.key.lowercased() })
         let fields = headerFields.filter { !names.contains($0.0.lowercased()) } + added.map { ($0.key, $0.value) }
-        return HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + fields,
-                               closeAfterAnswer: true)
+        return HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + fields)
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 internal import HTTP1
 
-/// An `http:` range request over a plain TCP connection, run by a thread of its own.
+/// An `http:` or `https:` range request on the package's own client (a pooled connection, plain
+/// or TLS), run by a thread of its own.
 ///
 /// Why not URLSession for plain HTTP: on Linux, URLSession cannot pause a download (its
 /// `suspend()` removes the transfer from libcurl, and every body chunk is queued to the delegate
@@ -20,6 +20,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
         /// Cancelled, refused by the sink, or redirected: nothing (more) to report.
         case quietly
         case failure(HTTPTransferFailure)
+        /// Refused (401 or 403) with the header provider's fields: it is asked again, and the
+        /// request sent once more.
+        case refused(statusCode: Int)
     }
 
     private let id: Int
@@ -29,10 +32,14 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private let minimumSpeed: MinimumSpeed
     private let trust: TLSConfiguration
     private weak let sink: (any HTTPTransferSink)?
-    /// The connection of the current try (a refusal renewed by the header provider makes a
-    /// second one), and whether the transfer was cancelled.
-    private let current = Mutex<(connection: HTTP1Connection, cancelled: Bool)>((HTTP1Connection(), false))
-    private var connection: HTTP1Connection { current.withLock { $0.connection } }
+    private let call = HTTP1Cancellation()
+
+    /// Kept-alive connections of every HTTP source in the process, per endpoint (host, port,
+    /// TLS): a reconnect, a redirect within the origin, a reopen, or the next source reading
+    /// the same server takes one whose last answer was read to its end.
+    private static let idle = HTTP1ConnectionPool(limit: 4)
+    /// Range requests are sent again on a new connection when a kept-alive one turns out stale.
+    private static let policy = HTTP1ReusePolicy(takesIdle: true, resendsAfterStale: true)
 
     /// - Parameters:
     ///   - id: How the transfer names itself to `sink`.
@@ -62,45 +69,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
     }
 
     func cancel() {
-        current.withLock { state in
-            state.cancelled = true
-            return state.connection
-        }.cancel()
-    }
-
-    /// Replaces the connection with a new one for another try; `false` once cancelled.
-    private func renewConnection() -> Bool {
-        let old = current.withLock { state -> HTTP1Connection? in
-            guard !state.cancelled else { return nil }
-            defer { state.connection = HTTP1Connection() }
-            return state.connection
-        }
-        old?.close()
-        return old != nil
-    }
-
-    /// The header provider's fields for a request refused with `refusedStatus` (or a first
-    /// try), waited for on this thread (a thread of its own, never one of Swift's pool).
-    private func providedFields(refusedStatus: Int?) throws(Stop) -> [String: String] {
-        guard let provider = request.headerProvider else { return [:] }
-        let fields = Self.waitFor(provider, HeaderRequest(method: "GET", url: request.url, refusedStatus: refusedStatus))
-        if let problem = HTTPRangeRequest.problem(in: fields) {
-            throw .failure(.unusable(reason: "the header provider's fields: \(problem)"))
-        }
-        return fields
-    }
-
-    private static func waitFor(_ provider: @escaping HeaderProvider, _ request: HeaderRequest) -> [String: String] {
-        let result = Mutex<[String: String]>([:])
-        let done = DispatchSemaphore(value: 0)
-        // Not on the cooperative pool, which code blocking on this transfer may hold.
-        Task(executorPreference: DispatchTaskExecutor.shared) {
-            let fields = await provider(request)
-            result.withLock { $0 = fields }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0 }
+        call.cancel()
     }
 
     private func run() {
@@ -112,51 +81,88 @@ final class SocketHTTPTransfer: HTTPTransfer {
         }
     }
 
-    /// One exchange, and one more when the header provider renews the fields of a request
-    /// refused with 401 or 403.
+    /// Runs the request, and once more when the header provider renews the fields of a
+    /// request refused with 401 or 403.
     private func exchange() throws(Stop) {
-        var refused: Int?
+        var refusedStatus: Int?
         while true {
-            let head = request.requestHead(adding: try providedFields(refusedStatus: refused))
-            let (answer, leftover) = try askForHead(head)
-            if request.headerProvider != nil, refused == nil, HeaderRequest.refreshingStatuses.contains(answer.statusCode) {
-                refused = answer.statusCode
-                guard renewConnection() else { throw .quietly }
-                continue
+            do {
+                let head = request.requestHead(adding: try providedFields(refusedStatus: refusedStatus))
+                return try exchange(head, mayRenew: request.headerProvider != nil && refusedStatus == nil)
+            } catch .refused(let status) {
+                refusedStatus = status
             }
-            if let location = answer.redirectLocation {
-                guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
-                    throw .failure(.protocolViolation(reason: "the redirect location \"\(location)\" is not a URL"))
-                }
-                sink?.transfer(id, redirectedTo: target, statusCode: answer.statusCode)
-                throw .quietly
-            }
-            guard sink?.transfer(id, didReceive: answer) == true else { throw .quietly }
-            return try readBody(of: answer, leftover: leftover)
         }
     }
 
-    /// Connects, sends `head` and reads the answer's head; returns it with the bytes read past it.
-    private func askForHead(_ head: HTTPRequestHead) throws(Stop) -> (HTTPResponseHead, [UInt8]) {
+    /// The header provider's fields for a request refused with `refusedStatus` (or a first
+    /// try), waited for on this thread (a thread of its own, never one of Swift's pool).
+    private func providedFields(refusedStatus: Int?) throws(Stop) -> [String: String] {
+        guard let provider = request.headerProvider else { return [:] }
+        let asked = HeaderRequest(method: "GET", url: request.url, refusedStatus: refusedStatus)
+        // On dispatch's threads: code that blocks on this transfer may hold the whole pool.
+        let fields = waitForAsync(on: PullExecutor.shared) { () async -> [String: String] in await provider(asked) }.get()
+        if let problem = HTTPRangeRequest.problem(in: fields) {
+            throw .failure(.unusable(reason: "the header provider's fields: \(problem)"))
+        }
+        return fields
+    }
+
+    /// Runs `head` on the package's one request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``);
+    /// `mayRenew`: a 401 or 403 is ``Stop/refused(statusCode:)``.
+    private func exchange(_ head: HTTPRequestHead, mayRenew: Bool) throws(Stop) {
         guard let endpoint = head.endpoint else {
             throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
+        // Connect, request and response head: one deadline.
         let requestWait = HTTP1Wait.after(requestTimeout)
-        try attempt("connecting to \(endpoint)", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.connect(to: endpoint, trust: trust, wait: requestWait)
+        var phase = "connecting to \(endpoint)"
+        var stop: Stop?
+        do throws(HTTP1RequestFailure) {
+            try Self.idle.run(
+                to: endpoint, trust: trust, connectTimeout: requestTimeout, policy: Self.policy, cancellation: call
+            ) { connection throws(HTTP1Error) in
+                // Failures of these two reach the loop as they are: it resends after a stale one.
+                phase = "sending the request"
+                try connection.send(head.serialized(), wait: requestWait)
+                phase = "waiting for the response"
+                var leftover: [UInt8] = []
+                let answer = try connection.readResponseHead(wait: requestWait, buffer: &leftover)
+                switch Result(catching: { () throws(Stop) in
+                    try respond(to: answer, leftover: leftover, on: connection, mayRenew: mayRenew)
+                }) {
+                case .success(let reusable): return ((), reusable)
+                case .failure(let error):
+                    stop = error
+                    throw .cancelled
+                }
+            }
+        } catch {
+            if let stop { throw stop }
+            throw Self.stop(for: error.error, operation: phase, seconds: requestTimeout, minimumSpeed: minimumSpeed)
         }
-        try attempt("sending the request", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.send(head.serialized(), wait: requestWait)
+    }
+
+    /// Follows up the response head: reports a redirect, or delivers the body. Returns whether
+    /// the connection can carry another request.
+    private func respond(
+        to answer: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection, mayRenew: Bool
+    ) throws(Stop) -> Bool {
+        if mayRenew, HeaderRequest.refreshingStatuses.contains(answer.statusCode) {
+            throw .refused(statusCode: answer.statusCode)
         }
-        var leftover: [UInt8] = []
-        let answer = try attempt("waiting for the response", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.readResponseHead(wait: requestWait, buffer: &leftover)
+        if let location = answer.redirectLocation {
+            sink?.transfer(id, redirectedTo: location, statusCode: answer.statusCode)
+            throw .quietly
         }
-        return (answer, leftover)
+        guard sink?.transfer(id, didReceive: answer) == true else { throw .quietly }
+        let endedAtClose = try readBody(of: answer, leftover: leftover, on: connection)
+        return !endedAtClose && answer.keepsConnection
     }
 
     /// Delivers the body, reading the socket only when the sink has room for what is read.
-    private func readBody(of head: HTTPResponseHead, leftover: [UInt8]) throws(Stop) {
+    /// Returns whether the body ended with the connection (its end is the close).
+    private func readBody(of head: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection) throws(Stop) -> Bool {
         var decoder = try attempt("reading the response head", seconds: requestTimeout) { () throws(HTTP1Error) in
             try HTTPBodyDecoder(for: head)
         }
@@ -175,7 +181,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
                     try connection.receive(into: limit, wait: bodyWait)
                 }
                 if count == 0 {
-                    if decoder.endsAtClose { return }
+                    if decoder.endsAtClose { return true }
                     throw .failure(.connection(reason: "the connection closed after \(decoder.payloadBytes) body bytes, before the end of the body"))
                 }
                 pending = 0..<count
@@ -191,6 +197,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
                 throw .failure(.protocolViolation(reason: "the server sent more bytes after the \(decoder.payloadBytes) bytes of body its head declared"))
             }
         }
+        return decoder.endsAtClose
     }
 
     /// Asks the sink for room, waiting while the buffer is full.
@@ -209,16 +216,21 @@ final class SocketHTTPTransfer: HTTPTransfer {
         do {
             return try call()
         } catch {
-            switch error {
-            case .cancelled: throw .quietly
-            case .timedOut: throw .failure(.timedOut(operation: operation, seconds: seconds))
-            case .network(let reason, .secureConnectionFailed): throw .failure(.unusable(reason: "a secure connection failed: \(reason)"))
-            case .tooSlow(let bytes, let elapsed, let minimum):
-                let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
-                throw .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
-            case .network(let reason, _): throw .failure(.connection(reason: reason))
-            case .protocolViolation(let reason): throw .failure(.protocolViolation(reason: reason))
-            }
+            throw Self.stop(for: error, operation: operation, seconds: seconds, minimumSpeed: minimumSpeed)
+        }
+    }
+
+    /// How a connection's `error` during `operation` (bounded by `seconds`) stops the transfer.
+    private static func stop(for error: HTTP1Error, operation: String, seconds: TimeInterval, minimumSpeed: MinimumSpeed) -> Stop {
+        switch error {
+        case .cancelled: return .quietly
+        case .timedOut: return .failure(.timedOut(operation: operation, seconds: seconds))
+        case .network(let reason, .secureConnectionFailed): return .failure(.unusable(reason: "a secure connection failed: \(reason)"))
+        case .tooSlow(let bytes, let elapsed, let minimum):
+            let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
+            return .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
+        case .network(let reason, _): return .failure(.connection(reason: reason))
+        case .protocolViolation(let reason): return .failure(.protocolViolation(reason: reason))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+package import HTTP1
 import Synchronization
 
 /// The most bytes per second a transfer may move, curl's `--limit-rate`: one pacing rule for
@@ -63,5 +64,17 @@ public final class RateLimit: Sendable {
     public func paced(_ count: Int) async throws {
         let wait = reserve(count)
         if wait > 0 { try await Task.sleep(nanoseconds: wait) }
+    }
+}
+
+extension HTTP1Meter {
+    /// How a request body is paced by `limit` and observed by `observe` (told each slice
+    /// written: 256 KiB at most without a limit); `nil` for neither. The one meter of every
+    /// upload client.
+    package static func body(limitedBy limit: RateLimit?, observing observe: (@Sendable (Int) -> Void)?) -> HTTP1Meter? {
+        if let limit {
+            return HTTP1Meter(slice: limit.sliceSize, reserve: { limit.reserve($0) }, observe: observe)
+        }
+        return observe.map { HTTP1Meter(slice: 256 << 10, observe: $0) }
     }
 }

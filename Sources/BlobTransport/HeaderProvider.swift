@@ -1,8 +1,8 @@
 import Foundation
 
 /// Header fields computed for each request, just before it is sent, retries included: how a
-/// client sends a bearer token that expires during a long transfer. Given to ``TusClient``,
-/// `StreamedUploader` and ``HTTPDataSource/Configuration/headerProvider``.
+/// client sends a bearer token that expires during a long transfer. Given to `TusClient`,
+/// `StreamedUploader` and `HTTPDataSource.Configuration.headerProvider`.
 ///
 /// When the server refuses a request with 401 or 403, the provider is called once more for
 /// it, with ``HeaderRequest/refusedStatus`` set (refresh the token now), and that request is
