@@ -3,6 +3,8 @@
 Started by Scripts/test-servers.sh twice on the same storage directory:
   127.0.0.1:18090  the plain tuspyserver app                      (--port 18090)
   127.0.0.1:18091  the same app behind ChecksumMiddleware         (--port 18091 --checksum)
+Private servers of tests (BlobTestSupport.TusServerProcess) may add --expiring-tokens N
+(tus_token_middleware.py: bearer tokens that expire every N requests).
 
 Routes (tuspyserver 4.4.3): OPTIONS /files/, POST /files/, HEAD/PATCH/DELETE /files/<id>.
 There is no GET route: an upload's bytes are the file <data dir>/<id> and its state is
@@ -22,6 +24,7 @@ from fastapi import FastAPI
 from tuspyserver import create_tus_router
 
 from tus_checksum_middleware import ChecksumMiddleware
+from tus_token_middleware import ExpiringTokenMiddleware
 
 DEFAULT_DATA_DIR = "/tmp/blobstream-servers/tus-data"
 
@@ -87,6 +90,8 @@ def main():
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     parser.add_argument("--checksum", action="store_true", help="verify Upload-Checksum")
     parser.add_argument("--repair", action="store_true", help="repair uploads before serving")
+    parser.add_argument("--expiring-tokens", type=int, metavar="N",
+                        help="require bearer tokens from GET /token, each good for N requests")
     parser.add_argument("--exit-with", type=int, metavar="PID", help="stop when process PID ends")
     args = parser.parse_args()
 
@@ -102,6 +107,8 @@ def main():
     app = make_app(args.data_dir)
     if args.checksum:
         app = ChecksumMiddleware(app)
+    if args.expiring_tokens:
+        app = ExpiringTokenMiddleware(app, args.expiring_tokens)
     with open(args.pid_file, "w") as f:
         f.write(f"{os.getpid()}\n")
     uvicorn.run(

@@ -14,14 +14,15 @@ extension HTTP1Connection {
     /// Two waits: `sending` for the request (a ``HTTP1Wait/pace(_:)`` for a bulk body), and a
     /// whole-answer deadline, `answerTimeout` seconds from the end of the request, for the
     /// answer (head and body): a peer that answers one byte at a time cannot stretch it.
+    /// `meter` paces and observes the body (see ``HTTP1Meter``).
     package func exchange(
         method: String, head: [UInt8], body: UnsafeRawBufferPointer?, sending: HTTP1Wait, answerTimeout: TimeInterval,
-        keepingAtMost limit: Int, failingPastLimit: Bool = false
+        keepingAtMost limit: Int, failingPastLimit: Bool = false, meter: HTTP1Meter? = nil
     ) throws(HTTP1Error) -> HTTP1Answer {
         do {
             try send(head, wait: sending)
             if let body, !body.isEmpty {
-                try send(body, wait: sending)
+                try send(body, wait: sending, meter: meter)
             }
         } catch {
             guard case .network = error,

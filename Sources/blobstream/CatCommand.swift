@@ -12,12 +12,13 @@ internal import SystemCalls
 enum CatCommand: Command {
     static let words = ["cat"]
     static let summary = "write a URL's bytes to standard output"
-    static let valueOptions: Set<String> = ["--range", "--asset-library", TLSOption.name]
+    static let valueOptions: Set<String> = Set(["--range", "--asset-library", TLSOption.name, RateLimitOption.name])
+        .union(HeaderOption.names)
     static let flagOptions: Set<String> = []
 
     static var help: String {
         """
-        usage: blobstream cat [--range A-B] [--asset-library DIR] <url>
+        usage: blobstream cat [--range A-B] [-H 'Name: value']... [--limit-rate RATE] [--asset-library DIR] <url>
 
         Writes the bytes of <url> to standard output. http:// and https:// are read with the
         package's own HTTP client, which pauses the download while the output is slow; every
@@ -29,6 +30,10 @@ enum CatCommand: Command {
               --range A-B          only bytes A to B (inclusive), as an HTTP Range: A-B, A- or -N
               --asset-library DIR  serve asset://?id=ID from the library folder DIR
               --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
+          -H, --header 'Name: value'
+                                   a header field for the requests of an http(s) URL (repeatable); a
+                                   credential among them is not sent after a redirect to another origin
+              --limit-rate RATE    read an http(s) URL at most RATE bytes per second (curl's units: 100K, 1M, 2G)
           -h, --help               show this help
 
         Exit status: 0 on success, 1 when the URL cannot be read (the message names it and
@@ -56,9 +61,15 @@ enum CatCommand: Command {
             request.setValue(header, forHTTPHeaderField: "Range")
             requestedRange = .init(text: range, range: parsed)
         }
+        let headers = try HeaderOption.fields(arguments, owner: .download)
+        let rateLimit = try RateLimitOption.limit(arguments)
         if ["http", "https"].contains(url.scheme?.lowercased() ?? "") {
-            try HTTPCat.run(url, range: requestedRange?.range, transport: TLSOption.register(arguments))
+            try HTTPCat.run(
+                url, range: requestedRange?.range, headers: headers, rateLimit: rateLimit, transport: TLSOption.register(arguments))
             return ExitStatus.success
+        }
+        if !headers.isEmpty || rateLimit != nil {
+            throw .usage("-H and --limit-rate apply to http: and https: URLs only")
         }
         let writer = StandardOutputWriter(requestedRange: requestedRange)
         let configuration = URLSessionConfiguration.ephemeral

@@ -5,7 +5,8 @@ import Foundation
 enum ChecksumCommand: Command {
     static let words = ["checksum"]
     static let summary = "print the SHA-256 (or another checksum) of files or URLs, like sha256sum"
-    static let valueOptions: Set<String> = ["--algorithm", "-a", "--offset", "--asset-library", TLSOption.name]
+    static let valueOptions: Set<String> = Set(["--algorithm", "-a", "--offset", "--asset-library", TLSOption.name])
+        .union(HeaderOption.names)
     static let flagOptions: Set<String> = ["--base64"]
 
     static var help: String {
@@ -49,7 +50,7 @@ enum ChecksumCommand: Command {
             try ByteCountArgument.parse(text, option: "--offset", bounds: 0...Int64.max)
         } ?? 0
         try AssetLibraryOption.register(arguments)
-        try TLSOption.register(arguments)
+        try TLSOption.register(arguments, headers: HeaderOption.fields(arguments, owner: .download))
         guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url> (or - for standard input)") }
         if arguments.positional.filter({ $0 == "-" }).count > 1 {
             throw .usage("standard input (-) can be read only once")

@@ -7,11 +7,17 @@ internal import SystemCalls
 /// flow control), so memory stays bounded whatever the reader's speed, and a `--range` is
 /// asked of the server (a server that ignores ranges is read from the first byte asked).
 enum HTTPCat {
-    /// Writes `range` (or the whole blob) of `url` to standard output.
+    /// Writes `range` (or the whole blob) of `url` to standard output, with `headers` on its
+    /// requests and at most `rateLimit` bytes per second (the writes are paced, and the
+    /// download, which pauses while its buffer is full, follows them).
     /// - Throws: ``CommandFailure/runtime(_:)`` naming the URL and why, before any byte when
     ///   the first answer already shows it (a status, a certificate, another range).
-    static func run(_ url: URL, range: BlobResponsePlan.RequestedRange?, transport: Transport) throws(CommandFailure) {
-        let stream = BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: HTTPDataSource.Configuration(transport: transport)))
+    static func run(
+        _ url: URL, range: BlobResponsePlan.RequestedRange?, headers: [String: String], rateLimit: RateLimit?, transport: Transport
+    ) throws(CommandFailure) {
+        // Every -H field may be a credential: none follows a redirect to another origin.
+        let configuration = HTTPDataSource.Configuration(headers: headers, credentialHeaders: Set(headers.keys), transport: transport)
+        let stream = BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: configuration))
         defer { stream.close() }
         var remaining = Int64.max
         switch range {
@@ -31,10 +37,11 @@ enum HTTPCat {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while remaining > 0 {
-            let wanted = Int(min(Int64(buffer.count), remaining))
+            let wanted = Int(min(Int64(rateLimit?.sliceSize ?? buffer.count), Int64(buffer.count), remaining))
             let count = stream.read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: wanted)
             if count == 0, stream.streamStatus == .atEnd { return }
             guard count > 0 else { throw fail(stream, url, otherwise: "the read stopped (\(stream.streamStatus))") }
+            rateLimit?.pace(count)
             if let failure = FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(rebasing: buffer.prefix(count))) {
                 throw .runtime("standard output: write failed: \(failure.text)")
             }

@@ -3,6 +3,9 @@
 struct ParsedArguments {
     /// The values of the options that were given, by name (the last one wins).
     private(set) var values: [String: String] = [:]
+    /// Every option value given, in command-line order, for options that may repeat under
+    /// more than one name (`-H` and `--header`).
+    private(set) var orderedValues: [(name: String, value: String)] = []
     /// The flags that were given.
     private(set) var flags: Set<String> = []
     /// Everything that is not an option, in order.
@@ -34,6 +37,7 @@ struct ParsedArguments {
                     throw .usage("\(name) needs a value")
                 }
                 values[name] = value
+                orderedValues.append((name, value))
             } else if flagOptions.contains(name) {
                 guard inlineValue == nil else { throw .usage("\(name) takes no value") }
                 flags.insert(name)

@@ -3,7 +3,8 @@ import Foundation
 internal import SystemCalls
 
 /// A one-line progress display on standard error (only used when it is a terminal): a bar,
-/// the percentage and the throughput, or just bytes and throughput when the total is unknown.
+/// the percentage and the throughput, or just bytes and throughput when the total is unknown;
+/// for an upload, bytes the server confirmed apart from bytes merely sent.
 /// Redraws at most ten times a second, so it costs nothing next to the hashing.
 final class ProgressBar {
     private let console: Console
@@ -20,28 +21,36 @@ final class ProgressBar {
     }
 
     /// Redraws for `progress`, with the rate and, when the total is known, the time left; at
-    /// most every 100 ms.
+    /// most every 100 ms. Where the upload tells bytes sent apart from bytes the server
+    /// confirmed (``TransferProgress/sentBytes``), the bar shows both: `#` confirmed, `=` sent
+    /// and not confirmed yet, and the text says how much was sent; the rate is that of the
+    /// bytes sent.
     func update(_ progress: TransferProgress) {
         let (done, total) = (progress.completedBytes, progress.totalBytes)
+        let sent = max(progress.sentBytes ?? done, done)
         let now = DispatchTime.now().uptimeNanoseconds
         guard now - lastDraw >= 100_000_000 else { return }
         lastDraw = now
         drawn = true
         let seconds = max(Double(now - started) / 1e9, 1e-3)
-        let speed = Double(done) / seconds
+        let speed = Double(sent) / seconds
         let rate = "\(Self.bytes(speed))/s"
+        let unconfirmed = sent > done ? "  (\(Self.bytes(Double(sent))) sent)" : ""
         let width = Self.terminalWidth()
         var status: String
         if let total, total > 0 {
             let fraction = min(1, Double(done) / Double(total))
-            let eta = speed > 0 ? "  ETA " + Self.duration(Double(total - done) / speed) : ""
-            status = String(format: " %3d%%  %@ / %@  %@", Int(fraction * 100),
-                            Self.bytes(Double(done)), Self.bytes(Double(total)), rate) + eta
+            let sentFraction = min(1, Double(sent) / Double(total))
+            let eta = speed > 0 ? "  ETA " + Self.duration(Double(max(0, total - sent)) / speed) : ""
+            status = String(format: " %3d%%  %@ / %@%@  %@", Int(fraction * 100),
+                            Self.bytes(Double(done)), Self.bytes(Double(total)), unconfirmed, rate) + eta
             let barWidth = max(10, min(40, width - status.count - 20))
             let filled = Int(fraction * Double(barWidth))
-            status = " [" + String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled) + "]" + status
+            let inFlight = max(0, Int(sentFraction * Double(barWidth)) - filled)
+            status = " [" + String(repeating: "#", count: filled) + String(repeating: "=", count: inFlight)
+                + String(repeating: "-", count: barWidth - filled - inFlight) + "]" + status
         } else {
-            status = "  \(Self.bytes(Double(done)))  \(rate)"
+            status = "  \(Self.bytes(Double(done)))\(unconfirmed)  \(rate)"
         }
         let room = max(0, width - status.count - 1)
         let name = label.count <= room ? label : "…" + label.suffix(max(0, room - 1))

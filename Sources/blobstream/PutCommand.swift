@@ -6,12 +6,12 @@ import Foundation
 enum PutCommand: Command {
     static let words = ["put"]
     static let summary = "send a file or URL as the body of an HTTP PUT, streamed"
-    static let valueOptions: Set<String> = ["--asset-library", TLSOption.name]
+    static let valueOptions: Set<String> = Set(["--asset-library", TLSOption.name, RateLimitOption.name]).union(HeaderOption.names)
     static let flagOptions: Set<String> = []
 
     static var help: String {
         """
-        usage: blobstream put <path-or-url> <url>
+        usage: blobstream put [-H 'Name: value']... [--limit-rate RATE] <path-or-url> <url>
 
         Streams <path-or-url> (a file, a file:, asset: or http(s): URL, or - for standard input,
         a FIFO or a device) as the body of a PUT to <url>, an http:// or https:// URL, without
@@ -21,6 +21,10 @@ enum PutCommand: Command {
         Options:
               --asset-library DIR  the asset library that asset:// URLs name
               --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
+          -H, --header 'Name: value'
+                                   a header field for the PUT (repeatable; e.g. 'Authorization: Bearer
+                                   TOKEN', 'Content-Type: video/mp4'); sent to <url> only, not to the source
+              --limit-rate RATE    send at most RATE bytes per second (curl's units: 100K, 1M, 2G)
           -h, --help               show this help
 
         A progress bar is drawn on standard error when it is a terminal. Exit status: 0 for a
@@ -34,6 +38,8 @@ enum PutCommand: Command {
         guard arguments.positional.count == 2 else { throw .usage("expected <path-or-url> and <url>") }
         let sourceName = arguments.positional[0]
         let target = try HTTPURLArgument.parse(arguments.positional[1], role: "the PUT target")
+        let headers = try HeaderOption.fields(arguments, owner: .http)
+        let rateLimit = try RateLimitOption.limit(arguments)
         try AssetLibraryOption.register(arguments)
         let transport = try TLSOption.register(arguments)
         let input: InputArgument
@@ -52,7 +58,9 @@ enum PutCommand: Command {
         let body = Unchecked(stream)
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
         let outcome = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
-            try await StreamedUploader(transport: transport).upload(body.take(), to: target, expectedLength: expectedLength) { progress in
+            try await StreamedUploader(transport: transport, rateLimit: rateLimit).upload(
+                body.take(), to: target, headers: headers, expectedLength: expectedLength
+            ) { progress in
                 bar?.update(progress)
             }
         }

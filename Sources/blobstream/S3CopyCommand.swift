@@ -7,13 +7,15 @@ import Foundation
 enum S3CopyCommand: Command {
     static let words = ["s3", "cp"]
     static let summary = "upload a file or URL to S3 (multipart, parallel, resumable)"
-    static let valueOptions: Set<String> = ["--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library", TLSOption.name]
+    static let valueOptions: Set<String> = [
+        "--endpoint", "--part-size", "--parallel", "--checksum", "--resume", "--asset-library", TLSOption.name, RateLimitOption.name,
+    ]
     static let flagOptions: Set<String> = ["--full-object", JournalOption.flag]
 
     static var help: String {
         """
         usage: blobstream s3 cp [--endpoint URL] [--part-size N] [--parallel N] [--checksum ALG]
-                                [--resume UPLOAD_ID | --no-resume] <path-or-url> s3://bucket/key
+                                [--resume UPLOAD_ID | --no-resume] [--limit-rate RATE] <path-or-url> s3://bucket/key
 
         Uploads <path-or-url> (a file, a file:, asset:, http: or https: URL, or - for standard
         input) to an S3-compatible store: one PUT up to one part size, else a multipart upload
@@ -53,10 +55,12 @@ enum S3CopyCommand: Command {
                                    later run then continues)
               --asset-library DIR  the asset library that asset:// URLs name
               --cacert FILE        trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
+              --limit-rate RATE    send at most RATE bytes per second, all parts together (curl's units:
+                                   100K, 1M, 2G)
           -h, --help               show this help
 
         A progress bar with rate and time left is drawn on standard error when it is a
-        terminal. Exit status: 0 on success, 1 on failure, 130 (Ctrl-C) or 143 (SIGTERM) when
+        terminal: '#' for parts S3 confirmed, '=' for bytes of parts in flight. Exit status: 0 on success, 1 on failure, 130 (Ctrl-C) or 143 (SIGTERM) when
         interrupted, 64 for a wrong command line.
 
         """
@@ -174,6 +178,8 @@ private final class S3CopyReporter: @unchecked Sendable {
     private let label: String
     private let bar: ProgressBar?
     private var id: String?
+    private var confirmed: Int64 = 0
+    private var sent: Int64 = 0
 
     init(console: Console, label: String, resuming: String?) {
         self.console = console
@@ -195,7 +201,11 @@ private final class S3CopyReporter: @unchecked Sendable {
                 id = uploadID
                 console.output(uploadID + "\n")
             case .progress(let done, let total):
-                bar?.update(TransferProgress(completedBytes: done, totalBytes: total))
+                confirmed = done
+                bar?.update(TransferProgress(completedBytes: done, totalBytes: total, sentBytes: sent))
+            case .sent(let bytes, let total):
+                sent = bytes
+                bar?.update(TransferProgress(completedBytes: confirmed, totalBytes: total, sentBytes: bytes))
             case .retrying(let part, let attempt, let delay, let error):
                 bar?.finish()
                 let what = part.map { "part \($0)" } ?? "request"

@@ -18,6 +18,22 @@ enum S3Support {
         return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
     }
 
+    /// The bucket and key prefix (empty for the whole bucket) of `s3://bucket[/prefix]`.
+    static func location(_ text: String) throws(CommandFailure) -> (bucket: String, prefix: String) {
+        guard text.hasPrefix("s3://") else { throw .usage("'\(text)' is not an s3://bucket[/prefix] URL") }
+        let rest = text.dropFirst(5)
+        let bucket = rest.prefix { $0 != "/" }
+        guard !bucket.isEmpty else { throw .usage("'\(text)' names no bucket (s3://bucket[/prefix])") }
+        return (String(bucket), String(rest.dropFirst(bucket.count + 1)))
+    }
+
+    /// The time S3 gives, in UTC to the second, for listings.
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
     /// A client for `bucket`, with the endpoint from `--endpoint` or the environment and the
     /// credentials and region from the environment.
     static func client(bucket: String, arguments: ParsedArguments) throws(CommandFailure) -> S3Client {
@@ -27,9 +43,11 @@ enum S3Support {
         }
         let endpoint = try HTTPURLArgument.parse(text, role: "an S3 endpoint (--endpoint)")
         let trust = try TLSOption.trust(arguments)
+        let rateLimit = try RateLimitOption.limit(arguments)
         do throws(S3Error) {
             var configuration = try S3Configuration.fromEnvironment(endpoint: endpoint, bucket: bucket)
             configuration.trust = trust
+            configuration.rateLimit = rateLimit
             return try S3Client(configuration: configuration)
         } catch {
             switch error {

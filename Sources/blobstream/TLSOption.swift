@@ -20,12 +20,15 @@ enum TLSOption {
         return .certificateAuthorities(file: path)
     }
 
-    /// ``trust(_:)``, registered for `http(s)` URLs in ``BlobURLRegistry/shared``; returns the
-    /// transport the upload clients use.
+    /// ``trust(_:)``, registered for `http(s)` URLs in ``BlobURLRegistry/shared`` (with
+    /// `headers` for their requests, `-H` of a command that reads the URL itself, each treated
+    /// as a credential: never sent after a redirect to another origin); returns the transport
+    /// the upload clients use.
     @discardableResult
-    static func register(_ arguments: ParsedArguments) throws(CommandFailure) -> Transport {
+    static func register(_ arguments: ParsedArguments, headers: [String: String] = [:]) throws(CommandFailure) -> Transport {
         let transport = Transport.automatic.trusting(try trust(arguments))
-        BlobURLRegistry.shared.registerHTTP(configuration: HTTPDataSource.Configuration(transport: transport))
+        BlobURLRegistry.shared.registerHTTP(configuration: HTTPDataSource.Configuration(
+            headers: headers, credentialHeaders: Set(headers.keys), transport: transport))
         return transport
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 enum UploadCommand: Command {
     static let words = ["upload"]
     static let summary = "upload a file, URL or standard input to a tus server, resumably"
-    static let valueOptions: Set<String> = ["--chunk-size", "--resume", "--asset-library", "--filetype", TLSOption.name]
+    static let valueOptions: Set<String> = Set(["--chunk-size", "--resume", "--asset-library", "--filetype", TLSOption.name, RateLimitOption.name])
+        .union(HeaderOption.names)
     static let flagOptions: Set<String> = ["--restart-if-gone", JournalOption.flag]
 
     /// The smallest `--chunk-size`: below it every PATCH is mostly round trip (a 3 MB file in
@@ -17,7 +18,8 @@ enum UploadCommand: Command {
 
     static var help: String {
         """
-        usage: blobstream upload [--chunk-size N] [--resume UPLOAD_URL | --no-resume] <path-or-url> <tus-endpoint>
+        usage: blobstream upload [--chunk-size N] [--resume UPLOAD_URL | --no-resume] [-H 'Name: value']... [--limit-rate RATE]
+                                 <path-or-url> <tus-endpoint>
 
         Uploads <path-or-url> (a file, or a file:, asset:, http: or https: URL) to the tus 1.0
         server at <tus-endpoint>, an http:// or https:// URL, in chunks read straight from the
@@ -51,10 +53,14 @@ enum UploadCommand: Command {
               --filetype TYPE        the filetype metadata (default application/octet-stream)
               --asset-library DIR    the asset library that asset:// URLs name
               --cacert FILE          trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
+          -H, --header 'Name: value' a header field for every request to the tus server (repeatable;
+                                     e.g. 'Authorization: Bearer TOKEN'); never sent to another origin,
+                                     nor to the source; the tus protocol's own fields are refused
+              --limit-rate RATE      send at most RATE bytes per second (curl's units: 100K, 1M, 2G)
           -h, --help                 show this help
 
         A progress bar with rate and time left is drawn on standard error when it is a
-        terminal. Exit status: 0 on success, 1 on failure (the message says why), 130 (Ctrl-C)
+        terminal: '#' for bytes the server confirmed, '=' for bytes sent and not confirmed yet. Exit status: 0 on success, 1 on failure (the message says why), 130 (Ctrl-C)
         or 143 (SIGTERM) when interrupted, 64 for a wrong command line.
 
         """
@@ -82,7 +88,9 @@ enum UploadCommand: Command {
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
         options.journal = try JournalOption.journal(arguments, readOnce: !resumable, console: console)
-        let client = TusClient(endpoint: endpoint, transport: transport)
+        let client = TusClient(
+            endpoint: endpoint, headers: try HeaderOption.fields(arguments, owner: .tus), transport: transport,
+            rateLimit: try RateLimitOption.limit(arguments))
         let control = UploadSupport.Control<BlobUploadError>()
         let reporter = UploadReporter(
             console: console, label: sourceName, resuming: resume, retryPolicy: options.retry, control: control)
@@ -221,7 +229,7 @@ private final class UploadReporter: @unchecked Sendable {
                     url = uploadURL.absoluteString
                     console.output(uploadURL.absoluteString + "\n")
                 }
-            case .progress(let progress):
+            case .progress(let progress), .sent(let progress):
                 bar?.update(progress)
             case .retrying(let attempt, let delay, let error):
                 retrying(attempt: attempt, delay: delay, error: error)

@@ -10,6 +10,7 @@ let commands: [any Command.Type] = [
     CatCommand.self,
     S3CopyCommand.self,
     S3AbortCommand.self,
+    S3ListUploadsCommand.self,
 ]
 
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))

@@ -13,6 +13,9 @@ public final class TusServerProcess: Sendable {
     public let port: UInt16
     /// Whether the checksum-verifying middleware wraps the app (as on port 18091).
     public let verifiesChecksums: Bool
+    /// When set, every request needs a bearer token from `GET /token`, good for this many
+    /// requests (Scripts/tus_token_middleware.py).
+    public let tokenUses: Int?
     /// Where uploads are stored: bytes in `<id>`, state in `<id>.info`.
     public let dataDirectory: String
     private let process = Mutex<Process?>(nil)
@@ -21,8 +24,9 @@ public final class TusServerProcess: Sendable {
     public var filesURL: URL { URL(string: "http://127.0.0.1:\(port)/files/")! }
 
     /// Starts the server and waits (up to 30 s) until it accepts connections.
-    public init(verifiesChecksums: Bool = false) throws {
+    public init(verifiesChecksums: Bool = false, tokenUses: Int? = nil) throws {
         self.verifiesChecksums = verifiesChecksums
+        self.tokenUses = tokenUses
         dataDirectory = try TempFiles.makeDirectory(prefix: "tus-data")
         switch LoopbackSocket.listen() {
         case .success(let probe):
@@ -48,10 +52,10 @@ public final class TusServerProcess: Sendable {
     /// ``init(verifiesChecksums:)`` on a thread of its own: starting the Python server takes a
     /// second or more, which must not hold a thread of Swift's cooperative pool (two on CI)
     /// that every other test is waiting for.
-    public static func start(verifiesChecksums: Bool = false) async throws -> TusServerProcess {
+    public static func start(verifiesChecksums: Bool = false, tokenUses: Int? = nil) async throws -> TusServerProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try TusServerProcess(verifiesChecksums: verifiesChecksums) })
+                continuation.resume(with: Result { try TusServerProcess(verifiesChecksums: verifiesChecksums, tokenUses: tokenUses) })
             }
         }
     }
@@ -133,6 +137,7 @@ public final class TusServerProcess: Sendable {
                              "--exit-with", String(ProcessInfo.processInfo.processIdentifier),
                              "--pid-file", dataDirectory + ".pid", "--data-dir", dataDirectory]
             + (verifiesChecksums ? ["--checksum"] : [])
+            + (tokenUses.map { ["--expiring-tokens", String($0)] } ?? [])
         started.standardInput = FileHandle.nullDevice
         started.standardOutput = output
         started.standardError = output

@@ -69,12 +69,15 @@ package final class Handoff<Value: Sendable>: Sendable {
 }
 
 /// Runs `work` on a new task and blocks the calling thread until it ends. The caller must not
-/// be one of Swift's cooperative threads (its wait would hold one the task may need).
+/// be one of Swift's cooperative threads (its wait would hold one the task may need). With an
+/// `executor` (``PullExecutor``), the task prefers it to the cooperative pool: for work a
+/// library thread waits for while code elsewhere may hold every thread of the pool.
 package func waitForAsync<T: Sendable, Failure: Error>(
+    on executor: (any TaskExecutor)? = nil,
     _ work: @escaping @Sendable () async throws(Failure) -> T
 ) -> Result<T, Failure> {
     let outcome = Handoff<Result<T, Failure>>()
-    Task.detached {
+    Task.detached(executorPreference: executor) {
         do throws(Failure) {
             outcome.set(.success(try await work()))
         } catch {

@@ -206,6 +206,8 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
 /// Runs the tasks that pull live data on dispatch's global queue. A job that waits there for
 /// the cooperative pool (a producer fed by a task on the pool) can still be stuck behind a
 /// blocked pool, but the pulling itself never is.
+/// Also the executor of a header provider that an HTTP transfer's thread waits for
+/// (``waitForAsync(on:_:)``).
 final class PullExecutor: TaskExecutor {
     static let shared = PullExecutor()
 

@@ -15,7 +15,7 @@ import Foundation
 public final class S3Client: Sendable {
     /// The configuration requests are made with.
     public let configuration: S3Configuration
-    private let wire: S3Wire
+    let wire: S3Wire
 
     /// A client for `configuration`.
     /// - Throws: ``S3Error/unsupportedEndpoint(endpoint:reason:)`` for an endpoint that is not
@@ -68,7 +68,7 @@ public final class S3Client: Sendable {
 
     /// Runs `body` on a thread of its own (it blocks in system calls), cancelling it with the
     /// calling task.
-    private static func blocking<T: Sendable>(
+    static func blocking<T: Sendable>(
         _ cancellation: S3Cancellation, _ body: @escaping @Sendable () throws(S3Error) -> T
     ) async throws(S3Error) -> T {
         try await withBlockingWork(at: .newThread("BlobUpload S3"), onCancel: cancellation.cancel) {

@@ -37,6 +37,10 @@ public struct S3Configuration: Sendable {
     /// The certificate authorities an `https:` endpoint is verified against; the system's
     /// store by default.
     public var trust: TLSTrust
+    /// The most bytes per second the request bodies of this configuration's client go out at,
+    /// all parts in flight together (curl's `--limit-rate`); `nil`, the default, for no limit.
+    /// Give several clients the same ``RateLimit`` to share one rate.
+    public var rateLimit: RateLimit?
 
     /// A configuration.
     public init(

@@ -38,6 +38,9 @@ final class S3PartUploader: @unchecked Sendable {
     private var next = 0
     private var completed: [S3CompletedPart] = []
     private var completedBytes: Int64 = 0
+    /// The body bytes written of each part in flight, by part number: with `completedBytes`,
+    /// what ``S3UploadEvent/sent(sentBytes:totalBytes:)`` reports.
+    private var inFlight: [Int: Int64] = [:]
     private var failure: S3Error?
     /// A worker's interruption (`cancelled`), kept apart: it is the upload's error only when no
     /// real one arrives, since a worker stopped by another's failure must not hide that failure.
@@ -197,9 +200,23 @@ final class S3PartUploader: @unchecked Sendable {
             query: [("partNumber", String(part.number)), ("uploadId", uploadID)],
             fields: options.checksumFields(digests.checksum.base64), uploadID: uploadID, partNumber: part.number)
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
-        let answer = try wire.send(call, body: body, payloadHash: payloadHash, cancellation: cancellation)
+        // A part sent again counts from its first byte again.
+        wrote(0, of: part.number, restarting: true)
+        let answer = try wire.send(call, body: body, payloadHash: payloadHash, cancellation: cancellation) { [self] count in
+            wrote(Int64(count), of: part.number, restarting: false)
+        }
         guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
         return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: digests.checksum.base64)
+    }
+
+    /// `count` more body bytes of part `number` were written (or, `restarting`, it starts
+    /// again from its first byte): reports the bytes sent of parts confirmed and in flight.
+    private func wrote(_ count: Int64, of number: Int, restarting: Bool) {
+        lock.withLock {
+            inFlight[number] = restarting ? 0 : (inFlight[number] ?? 0) + count
+            guard !restarting else { return }
+            events.send(.sent(sentBytes: completedBytes + inFlight.values.reduce(0, +), totalBytes: reader.length))
+        }
     }
 
     private func record(_ part: S3CompletedPart, kept: Bool) {
@@ -209,6 +226,7 @@ final class S3PartUploader: @unchecked Sendable {
         lock.withLock {
             completed.append(part)
             completedBytes += Int64(part.size)
+            inFlight[part.number] = nil
             if kept {
                 partsKept += 1
                 bytesKept += Int64(part.size)

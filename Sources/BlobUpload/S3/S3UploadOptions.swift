@@ -75,8 +75,13 @@ public enum S3UploadEvent: Sendable, Hashable {
     /// whose size and checksum or ETag match the source.
     case resumed(uploadID: String, partsKept: Int, bytesKept: Int64)
     /// `completedBytes` of `totalBytes` (`nil`: a stream whose length only its end tells) are
-    /// on the server, kept parts included.
+    /// on the server, kept parts included: the parts it confirmed, never bytes merely sent.
     case progress(completedBytes: Int64, totalBytes: Int64?)
+    /// `sentBytes` have been written to the server: the bytes of ``progress(completedBytes:totalBytes:)``
+    /// and those of the parts in flight so far (a part sent again counts from its start again),
+    /// so it runs ahead of the confirmed bytes and may fall back when a part fails. Reported
+    /// as the bytes go out, every 256 KiB or rate-limited slice at most.
+    case sent(sentBytes: Int64, totalBytes: Int64?)
     /// Part `partNumber` (`nil`: a request outside the parts) failed with a transient error
     /// and is tried again after `delay` seconds, as attempt `attempt`.
     case retrying(partNumber: Int?, attempt: Int, delay: TimeInterval, error: S3Error)

@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+import Synchronization
 
 /// One call of ``S3Client/upload(_:key:options:resuming:events:)``, on its own thread: picks
 /// single `PutObject` or multipart, creates or resumes the upload, has the parts sent, and
@@ -151,7 +152,11 @@ struct S3UploadRun {
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A refused first connection is a server that is not there: no point in waiting.
         let (eTag, echoed) = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> (String, Bool) in
-            let answer = try wire.send(call, body: UnsafeRawBufferPointer(buffer), payloadHash: payloadHash, cancellation: cancellation)
+            let written = Mutex<Int64>(0)
+            let answer = try wire.send(call, body: UnsafeRawBufferPointer(buffer), payloadHash: payloadHash, cancellation: cancellation) {
+                [events] count in
+                events.send(.sent(sentBytes: written.withLock { $0 += Int64(count); return $0 }, totalBytes: length))
+            }
             guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
             let eTag = try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: checksum)
             return (eTag, answer.head[options.checksum.headerName] == checksum)

@@ -50,6 +50,7 @@ final class S3Wire: Sendable {
     private let timeout: TimeInterval
     private let completeTimeout: TimeInterval
     private let minimumSpeed: MinimumSpeed
+    private let rateLimit: RateLimit?
     /// Where connections go: the endpoint's host and port, with TLS for `https:`.
     private let endpoint: HTTP1Endpoint
     private let trust: TLSConfiguration
@@ -104,6 +105,7 @@ final class S3Wire: Sendable {
         self.timeout = configuration.timeout
         self.completeTimeout = max(configuration.completeTimeout, configuration.timeout)
         self.minimumSpeed = configuration.minimumSpeed
+        self.rateLimit = configuration.rateLimit
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
         guard URL(string: "\(scheme)://\(authority)/") != nil else {
             throw .unsupportedEndpoint(endpoint: endpoint.absoluteString, reason: "no request URL can be made of its host and port")
@@ -135,17 +137,20 @@ final class S3Wire: Sendable {
         return url
     }
 
-    /// Signs and sends `call` with `body` (hashed as `payloadHash`), and reads the answer.
-    /// Statuses are returned, not thrown.
+    /// Signs and sends `call` with `body` (hashed as `payloadHash`), paced by
+    /// ``S3Configuration/rateLimit`` and each slice of it written told to `observe`, and reads
+    /// the answer. Statuses are returned, not thrown.
     /// - Throws: ``S3Error/transfer(_:)`` for a network failure, a broken answer or a refused
     ///   redirect; ``S3Error/cancelled(uploadID:)`` when `cancellation` fires.
     func send(
-        _ call: S3Call, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
+        _ call: S3Call, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation,
+        observe: (@Sendable (Int) -> Void)? = nil
     ) throws(S3Error) -> S3Answer {
         var url = try url(for: call)
+        let meter = HTTP1Meter.body(limitedBy: rateLimit, observing: observe)
         var followed = 0
         while true {
-            let answer = try exchange(call, url: url, body: body, payloadHash: payloadHash, cancellation: cancellation)
+            let answer = try exchange(call, url: url, body: body, payloadHash: payloadHash, meter: meter, cancellation: cancellation)
             let next = HTTPRedirectPolicy.s3.next(
                 method: call.method, url: url, hasBody: false, status: answer.head.statusCode,
                 location: answer.head["location"], followed: followed)
@@ -175,7 +180,8 @@ final class S3Wire: Sendable {
     }
 
     private func exchange(
-        _ call: S3Call, url: URL, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
+        _ call: S3Call, url: URL, body: UnsafeRawBufferPointer?, payloadHash: String, meter: HTTP1Meter?,
+        cancellation: S3Cancellation
     ) throws(S3Error) -> S3Answer {
         let signed = sign(call, url: url, payloadHash: payloadHash, date: Date())
         let head = HTTPRequestHead(method: call.method, url: url, fields: call.fields + signed.fields, contentLength: body?.count ?? 0)
@@ -189,7 +195,7 @@ final class S3Wire: Sendable {
         do throws(HTTP1RequestFailure) {
             return try idle.run(to: endpoint, trust: trust, connectTimeout: timeout, policy: policy, cancellation: cancellation.requests) {
                 connection throws(HTTP1Error) in
-                let answer = try transmit(on: connection, call: call, head: headBytes, body: body)
+                let answer = try transmit(on: connection, call: call, head: headBytes, body: body, meter: meter)
                 return (S3Answer(head: answer.head, body: Data(answer.body)), answer.reusable)
             }
         } catch {
@@ -210,12 +216,14 @@ final class S3Wire: Sendable {
     /// The request goes out at ``S3Configuration/minimumSpeed``; the answer has a deadline
     /// (``S3Configuration/completeTimeout`` for `CompleteMultipartUpload`, whose server sends
     /// whitespace while it assembles, ``S3Configuration/timeout`` for any other).
-    private func transmit(on connection: HTTP1Connection, call: S3Call, head: [UInt8], body: UnsafeRawBufferPointer?) throws(HTTP1Error) -> HTTP1Answer {
+    private func transmit(
+        on connection: HTTP1Connection, call: S3Call, head: [UInt8], body: UnsafeRawBufferPointer?, meter: HTTP1Meter?
+    ) throws(HTTP1Error) -> HTTP1Answer {
         let pace = HTTP1Pace(minimumBytesPerSecond: minimumSpeed.bytesPerSecond, seconds: minimumSpeed.seconds, silence: timeout)
         return try connection.exchange(
             method: call.method, head: head, body: body, sending: .pace(pace),
             answerTimeout: call.answersSlowly ? completeTimeout : timeout,
-            keepingAtMost: Self.maxKeptBody, failingPastLimit: true)
+            keepingAtMost: Self.maxKeptBody, failingPastLimit: true, meter: meter)
     }
 
     /// The error for an answer with an error status (or a 200 whose body is an `<Error>`, as

@@ -55,6 +55,13 @@ public struct HTTPUploadResponse: Sendable {
 public final class StreamedUploader: Sendable {
     /// How requests travel: `http:` over the package's own client, or everything through URLSession.
     public var transport: Transport { client.transport }
+    /// Called before each request for fields to add (a fresh token; see ``HeaderProvider``);
+    /// they win over the call's `headers`. A 401 or 403 asks it again and sends the request
+    /// once more where the body can be read again (an ``UploadSource`` that is not live).
+    public let headerProvider: HeaderProvider?
+    /// The most bytes per second bodies go out at (see ``RateLimit``), on the package's own
+    /// client; URLSession reads the stream at its own pace and is not limited.
+    public var rateLimit: RateLimit? { client.rateLimit }
     private let client: UploadHTTPClient
 
     /// Creates an uploader with its own URLSession.
@@ -68,9 +75,16 @@ public final class StreamedUploader: Sendable {
     ///   - minimumSpeed: The slowest the body may be sent on those connections (a server
     ///     reading it one byte at a time fails the upload with a time-out);
     ///     ``MinimumSpeed/standard`` by default.
-    public init(configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic, minimumSpeed: MinimumSpeed = .standard) {
+    ///   - headerProvider: Fields computed before each request (see ``headerProvider``).
+    ///   - rateLimit: The most bytes per second a body goes out at; `nil` for no limit.
+    public init(
+        configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic, minimumSpeed: MinimumSpeed = .standard,
+        headerProvider: HeaderProvider? = nil, rateLimit: RateLimit? = nil
+    ) {
+        self.headerProvider = headerProvider
         client = UploadHTTPClient(
-            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed)
+            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
+            rateLimit: rateLimit)
     }
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.
@@ -112,7 +126,20 @@ public final class StreamedUploader: Sendable {
         expectedLength: Int64? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
-        let head = try HeaderFieldCheck.head(method: method, url: url, fields: headers)
+        try await upload(body, to: url, method: method, headers: headers, expectedLength: expectedLength, refusedStatus: nil, progress: progress)
+    }
+
+    /// The stream form, its header provider asked with `refusedStatus` (a retry after a refusal).
+    private func upload(
+        _ body: sending InputStream, to url: URL, method: String, headers: [String: String], expectedLength: Int64?,
+        refusedStatus: Int?, progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws(BlobUploadError) -> HTTPUploadResponse {
+        var fields = headers
+        if let headerProvider {
+            let provided = await headerProvider(HeaderRequest(method: method, url: url, refusedStatus: refusedStatus))
+            fields.merge(provided, uniquingKeysWith: { $1 })
+        }
+        let head = try HeaderFieldCheck.head(method: method, url: url, fields: fields)
         let probe = BodyProbe(body)
         let ticker = progress.flatMap { progress in
             probe.startReporting { progress(TransferProgress(completedBytes: $0, totalBytes: expectedLength)) }
@@ -171,11 +198,26 @@ public final class StreamedUploader: Sendable {
         headers: [String: String] = [:],
         progress: (@Sendable (TransferProgress) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPUploadResponse {
-        // At offset 0, every source's stream starts at its first byte.
-        let body = try source.stream(at: 0, pinnedTo: VersionPin())
+        // At offset 0, every source's stream starts at its first byte; one pin for both tries,
+        // so a retry after a refusal sends the same version.
+        let pin = VersionPin()
+        let body = try source.stream(at: 0, pinnedTo: pin)
         do {
             return try await upload(
-                body.stream, to: url, method: method, headers: headers, expectedLength: source.length, progress: progress)
+                body.stream, to: url, method: method, headers: headers, expectedLength: source.length, refusedStatus: nil,
+                progress: progress)
+        } catch .httpStatus(_, _, let status, _) where headerProvider != nil && !source.isLive
+            && HeaderRequest.refreshingStatuses.contains(status) {
+            // Refused for its credentials: a source read again from its first byte can be sent
+            // once more, with the provider's renewed fields.
+            let again = try source.stream(at: 0, pinnedTo: pin)
+            do {
+                return try await upload(
+                    again.stream, to: url, method: method, headers: headers, expectedLength: source.length, refusedStatus: status,
+                    progress: progress)
+            } catch {
+                throw source.explaining(error)
+            }
         } catch {
             throw source.explaining(error)
         }

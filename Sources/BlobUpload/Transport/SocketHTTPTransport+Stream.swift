@@ -114,6 +114,7 @@ extension SocketHTTPTransport {
         } catch {
             throw .transfer(error)
         }
+        let meter = meter(observing: nil)
         let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
         let payload = buffer.payload
         var sent: Int64 = 0
@@ -136,7 +137,7 @@ extension SocketHTTPTransport {
             sent += Int64(count)
             if let expectedLength, sent > expectedLength { throw .length(sent: sent, expected: expectedLength) }
             do {
-                try connection.send(buffer.frame(count), wait: wait)
+                try connection.send(buffer.frame(count), wait: wait, meter: meter)
             } catch {
                 throw .transfer(error)
             }

@@ -27,13 +27,24 @@ final class SocketHTTPTransport: Sendable {
     let minimumSpeed: MinimumSpeed
     /// The certificate authorities an `https:` connection trusts.
     let trust: TLSConfiguration
+    /// The most bytes per second request bodies go out at, shared by every request.
+    let rateLimit: RateLimit?
     /// Kept-alive connections, one per endpoint: a client's requests go one after another.
     private let idle = HTTP1ConnectionPool(limit: 1)
 
-    init(timeout: TimeInterval, minimumSpeed: MinimumSpeed = .standard, trust: TLSConfiguration = TLSConfiguration()) {
+    init(
+        timeout: TimeInterval, minimumSpeed: MinimumSpeed = .standard, trust: TLSConfiguration = TLSConfiguration(),
+        rateLimit: RateLimit? = nil
+    ) {
         self.timeout = timeout
         self.minimumSpeed = minimumSpeed
         self.trust = trust
+        self.rateLimit = rateLimit
+    }
+
+    /// How a body is paced (``rateLimit``) and observed (`observe`); see ``HTTP1Meter/body(limitedBy:observing:)``.
+    func meter(observing observe: (@Sendable (Int) -> Void)?) -> HTTP1Meter? {
+        HTTP1Meter.body(limitedBy: rateLimit, observing: observe)
     }
 
     /// The wait for sending one request: at ``minimumSpeed``, silent at most ``timeout``.
@@ -42,27 +53,33 @@ final class SocketHTTPTransport: Sendable {
     }
 
     /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
-    /// `body` (its `Content-Length` is set here) and reads the whole answer.
+    /// `body` (its `Content-Length` is set here), paced by ``rateLimit`` and each slice written
+    /// told to `observe`, and reads the whole answer.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
     ///   ``BlobUploadError/protocolViolation(operation:url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
-    func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
+    func send(
+        _ head: HTTPRequestHead, body: Data?, observe: (@Sendable (Int) -> Void)? = nil
+    ) async throws(BlobUploadError) -> HTTPReply {
         let call = HTTP1Cancellation()
+        let meter = meter(observing: observe)
         return try await withBlockingWork(at: .newThread("BlobUpload \(head.method)"), onCancel: call.cancel) {
-            self.perform(head, body: body, call: call)
+            self.perform(head, body: body, meter: meter, call: call)
         }.get()
     }
 
     /// Runs the request, following redirects as ``HTTPRedirectPolicy/upload`` allows (see
     /// ``HTTPReply/redirect(hasBody:followed:)``): only those of a request without a body, within
     /// its origin.
-    private func perform(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
+    private func perform(
+        _ head: HTTPRequestHead, body: Data?, meter: HTTP1Meter?, call: HTTP1Cancellation
+    ) -> Result<HTTPReply, BlobUploadError> {
         var head = head
         var followed = 0
         while true {
             let reply: HTTPReply
-            switch performOnce(head, body: body, call: call) {
+            switch performOnce(head, body: body, meter: meter, call: call) {
             case .success(let answer): reply = answer
             case .failure(let error): return .failure(error)
             }
@@ -75,7 +92,9 @@ final class SocketHTTPTransport: Sendable {
         }
     }
 
-    private func performOnce(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
+    private func performOnce(
+        _ head: HTTPRequestHead, body: Data?, meter: HTTP1Meter?, call: HTTP1Cancellation
+    ) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
         guard let endpoint = head.endpoint else {
@@ -92,7 +111,7 @@ final class SocketHTTPTransport: Sendable {
         do throws(HTTP1RequestFailure) {
             let answer = try idle.run(to: endpoint, trust: trust, connectTimeout: timeout, policy: policy, cancellation: call) {
                 connection throws(HTTP1Error) in
-                let answer = try exchange(on: connection, method: method, head: headBytes, body: body)
+                let answer = try exchange(on: connection, method: method, head: headBytes, body: body, meter: meter)
                 return (answer, answer.reusable)
             }
             let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
@@ -107,7 +126,9 @@ final class SocketHTTPTransport: Sendable {
 
     /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
     /// an early refusal is read, an early success never counts).
-    private func exchange(on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?) throws(HTTP1Error) -> HTTP1Answer {
+    private func exchange(
+        on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?, meter: HTTP1Meter?
+    ) throws(HTTP1Error) -> HTTP1Answer {
         guard let body else {
             return try connection.exchange(
                 method: method, head: head, body: nil, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
@@ -116,7 +137,8 @@ final class SocketHTTPTransport: Sendable {
         body.withUnsafeBytes { bytes in
             result = Result { () throws(HTTP1Error) in
                 try connection.exchange(
-                    method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
+                    method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout,
+                    keepingAtMost: HTTPReply.maxKeptBody, meter: meter)
             }
         }
         return try result.get()

@@ -12,6 +12,8 @@ internal import HTTP1
 final class UploadHTTPClient: Sendable {
     /// How requests travel.
     let transport: Transport
+    /// The most bytes per second request bodies go out at (see ``RateLimit``).
+    let rateLimit: RateLimit?
     private let socket: SocketHTTPTransport
     private let urlSession: HTTPTransport
 
@@ -19,19 +21,36 @@ final class UploadHTTPClient: Sendable {
     ///   - configuration: URLSession's; its `timeoutIntervalForRequest` bounds the own client's
     ///     connect, a whole answer, and a silence while a request is sent.
     ///   - minimumSpeed: The slowest a request body may be sent on the own client.
-    init(transport: Transport, configuration: URLSessionConfiguration, minimumSpeed: MinimumSpeed) {
+    ///   - rateLimit: Paces bodies as they are written on the own client; through URLSession a
+    ///     body of known length waits for its whole share before it is handed over, and a stream
+    ///     body is not limited.
+    init(transport: Transport, configuration: URLSessionConfiguration, minimumSpeed: MinimumSpeed, rateLimit: RateLimit? = nil) {
         self.transport = transport
+        self.rateLimit = rateLimit
         socket = SocketHTTPTransport(
-            timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
+            timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration,
+            rateLimit: rateLimit)
         urlSession = HTTPTransport(configuration: configuration)
     }
 
     /// Sends `head` with `body` (its length set here) and reads the answer; statuses are
-    /// returned, not thrown.
-    func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
+    /// returned, not thrown. `observe` is told the body bytes as they are written (on the own
+    /// client; URLSession does not tell).
+    func send(
+        _ head: HTTPRequestHead, body: Data?, observe: (@Sendable (Int) -> Void)? = nil
+    ) async throws(BlobUploadError) -> HTTPReply {
         switch transport.route(for: head.url) {
-        case .own: try await socket.send(head, body: body)
-        case .urlSession: try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
+        case .own:
+            return try await socket.send(head, body: body, observe: observe)
+        case .urlSession:
+            if let rateLimit, let body, !body.isEmpty {
+                do {
+                    try await rateLimit.paced(body.count)
+                } catch {
+                    throw .cancelled
+                }
+            }
+            return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
         }
     }
 

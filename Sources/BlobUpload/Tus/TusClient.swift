@@ -41,7 +41,13 @@ public final class TusClient: Sendable {
     public let headers: [String: String]
     /// How requests travel.
     public var transport: Transport { client.transport }
-    private let client: UploadHTTPClient
+    /// Called before every request for fields to add (a fresh token), and once more when one
+    /// is refused with 401 or 403 (see ``HeaderProvider``); its fields win over ``headers``
+    /// and those of the options, and go to the endpoint's origin only, like them.
+    public let headerProvider: HeaderProvider?
+    /// The most bytes per second `PATCH` bodies go out at (see ``RateLimit``).
+    public var rateLimit: RateLimit? { client.rateLimit }
+    let client: UploadHTTPClient
 
     /// How a client's requests travel: the package's one ``BlobTransport/Transport``.
     public typealias Transport = BlobTransport.Transport
@@ -61,14 +67,23 @@ public final class TusClient: Sendable {
     ///   - minimumSpeed: The slowest a `PATCH` body may be sent on those connections (a server
     ///     reading it one byte at a time fails the request with a time-out);
     ///     ``MinimumSpeed/standard`` by default.
+    ///   - headerProvider: Fields computed before each request (see ``headerProvider``).
+    ///     Fields it returns that the protocol owns (`Tus-Resumable`, `Upload-*`, `Content-*`,
+    ///     `Host`, `Transfer-Encoding`) fail the request with ``BlobUploadError/invalidHeader(name:reason:)``.
+    ///   - rateLimit: The most bytes per second `PATCH` bodies go out at; `nil` for no limit.
+    ///     On the package's own client the body is paced as it is written; through URLSession
+    ///     each chunk waits for its whole share before it is handed over.
     public init(
         endpoint: URL, headers: [String: String] = [:], transport: Transport = .automatic,
-        configuration: URLSessionConfiguration? = nil, minimumSpeed: MinimumSpeed = .standard
+        configuration: URLSessionConfiguration? = nil, minimumSpeed: MinimumSpeed = .standard,
+        headerProvider: HeaderProvider? = nil, rateLimit: RateLimit? = nil
     ) {
         self.endpoint = endpoint
         self.headers = headers
+        self.headerProvider = headerProvider
         client = UploadHTTPClient(
-            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed)
+            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
+            rateLimit: rateLimit)
     }
 
     /// Asks the server what it supports (`OPTIONS` on the endpoint).
@@ -205,7 +220,9 @@ public final class TusClient: Sendable {
     ///     ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, unasked.
     ///   - options: Chunking, metadata, checksums, retries.
     ///   - events: Called, on the uploading task, with ``TusUploadEvent/created(uploadURL:)``
-    ///     as soon as a new upload exists, progress as the server confirms bytes, and retries.
+    ///     as soon as a new upload exists, progress as the server confirms bytes, and retries;
+    ///     and with ``TusUploadEvent/sent(_:)`` as a `PATCH` body goes out, from the sending
+    ///     thread while the task waits for that request (never at the same time as another event).
     /// - Returns: The finished upload.
     /// - Throws: ``BlobUploadError`` — ``BlobUploadError/uploadGone(url:statusCode:)``,
     ///   ``BlobUploadError/retriesExhausted(url:offset:attempts:lastError:)``,
@@ -221,21 +238,6 @@ public final class TusClient: Sendable {
     ) async throws(BlobUploadError) -> TusUploadResult {
         let upload = TusUpload(client: self, source: source, options: options, events: events ?? { _ in })
         return try await upload.run(resuming: uploadURL)
-    }
-
-    /// Sends one tus request: `Tus-Resumable` and the client's headers added. Only to the
-    /// endpoint's origin: the headers are meant for it.
-    func send(
-        _ method: String, _ url: URL, headers extra: [String: String],
-        body: Data? = nil, tusResumable: Bool = true
-    ) async throws(BlobUploadError) -> HTTPReply {
-        guard URLOrigin(url) == URLOrigin(endpoint) else {
-            throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
-        }
-        let head = try HeaderFieldCheck.head(
-            method: method, url: url, fields: headers.merging(extra, uniquingKeysWith: { $1 }),
-            setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
-        return try await client.send(head, body: body)
     }
 
     /// Whether a request to `url` is finished with its body when it returns, so the body may

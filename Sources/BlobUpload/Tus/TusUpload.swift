@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -130,7 +131,12 @@ final class TusUpload {
             headers["Upload-Length"] = String(end)
         }
         reader.prefetchNext()
-        let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body)
+        let (emit, start, length) = (self.emit, offset, self.length)
+        let written = Mutex<Int64>(0)
+        let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body) { count in
+            let sent = written.withLock { $0 += Int64(count); return $0 }
+            emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + sent)))
+        }
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
         }

@@ -103,6 +103,12 @@ public enum TusUploadEvent: Sendable, Hashable {
     case resumed(uploadURL: URL, offset: Int64)
     /// The server has confirmed `progress.completedBytes` bytes.
     case progress(TransferProgress)
+    /// Bytes of a `PATCH` went out: `progress.sentBytes` have been written to the upload (the
+    /// confirmed offset, `progress.completedBytes`, and what this `PATCH` wrote since), ahead of
+    /// the server's confirmation, which ``progress(_:)`` reports once it answers. Reported every
+    /// 256 KiB or rate-limited slice, from the sending thread while the upload waits for the
+    /// request; only on the package's own client (URLSession does not tell).
+    case sent(TransferProgress)
     /// Request number `attempt` of a series failed with `error`; the client waits `delay`
     /// seconds, asks the server for its offset and continues from there.
     case retrying(attempt: Int, delay: TimeInterval, error: BlobUploadError)

@@ -70,13 +70,13 @@ import Testing
                                     try journal.record(Self.entry(Self.key, parts: round % 7))
                                     try journal.record(Self.entry(own, parts: round))
                                     guard case .s3(let upload)? = try journal.entry(for: own)?.upload, upload.parts.count == round else {
-                                        failures.update { $0.append("thread \(thread) round \(round): its own entry is not the one written") }
+                                        failures.mutate { $0.append("thread \(thread) round \(round): its own entry is not the one written") }
                                         continue
                                     }
                                     _ = try journal.entry(for: Self.key)
                                     if round % 10 == 9 { try journal.remove(Self.key) }
                                 } catch {
-                                    failures.update { $0.append("thread \(thread) round \(round): \(error)") }
+                                    failures.mutate { $0.append("thread \(thread) round \(round): \(error)") }
                                 }
                             }
                             done.resume()
@@ -85,7 +85,7 @@ import Testing
                 }
             }
         }
-        #expect(failures.get().isEmpty, "\(failures.get().prefix(5))")
+        #expect(failures.value.isEmpty, "\(failures.value.prefix(5))")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(!names.contains { $0.contains("damaged") || $0.hasPrefix(FileUploadJournal.temporaryPrefix) }, "\(names)")
     }

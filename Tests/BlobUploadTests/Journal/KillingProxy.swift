@@ -224,21 +224,21 @@ with lock:
                     let line = String(pending[..<newline])
                     pending = String(pending[pending.index(after: newline)...])
                     changed.withLock {
-                        lines.update { $0.append(line) }
+                        lines.mutate { $0.append(line) }
                         changed.broadcast()
                     }
                 }
             }
             changed.withLock {
-                lines.update { $0.append("closed") }
+                lines.mutate { $0.append("closed") }
                 changed.broadcast()
             }
         }
         let (lines, changed) = (self.lines, self.changed)
         let first: String? = changed.withLock {
             let deadline = Date(timeIntervalSinceNow: 30)
-            while lines.get().isEmpty, Date() < deadline { _ = changed.wait(until: deadline) }
-            return lines.get().first
+            while lines.value.isEmpty, Date() < deadline { _ = changed.wait(until: deadline) }
+            return lines.value.first
         }
         guard let first, let port = Int(first) else {
             throw TestSupportError("the killing proxy did not start: \(TestServers.instructions)")
@@ -253,7 +253,7 @@ with lock:
     }
 
     /// How many kills the proxy made so far.
-    var kills: Int { lines.get().filter { $0 == "killed" }.count }
+    var kills: Int { lines.value.filter { $0 == "killed" }.count }
 
     /// Stops the proxy and returns what it logged.
     func finish() throws -> [Event] {
@@ -262,8 +262,8 @@ with lock:
         let deadline = Date(timeIntervalSinceNow: 60)
         let json: String? = changed.withLock {
             while Date() < deadline {
-                if let line = lines.get().first(where: { $0.hasPrefix("[") }) { return line }
-                if lines.get().contains("closed") { return nil }
+                if let line = lines.value.first(where: { $0.hasPrefix("[") }) { return line }
+                if lines.value.contains("closed") { return nil }
                 _ = changed.wait(until: deadline)
             }
             return nil

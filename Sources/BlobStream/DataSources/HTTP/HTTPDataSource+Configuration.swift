@@ -49,6 +49,14 @@ extension HTTPDataSource {
         /// Which transport carries the requests.
         public var transport: Transport
 
+        /// Called before each request (reconnects and seeks included) for fields to add to
+        /// ``headers``, a fresh token for instance, and once more when the server refuses one with
+        /// 401 or 403, which is then sent once more (see ``HeaderProvider``). Its fields are
+        /// credentials: never sent after a redirect to another origin, where it is not asked.
+        /// On the package's own client (``Transport/automatic``); through URLSession it is not
+        /// called. The transfer's thread waits for it. `nil` by default.
+        public var headerProvider: HeaderProvider?
+
         /// Creates a configuration; every parameter has the default described on its property.
         public init(
             headers: [String: String] = [:],
@@ -59,7 +67,8 @@ extension HTTPDataSource {
             minimumSpeed: MinimumSpeed = .standard,
             maxRetries: Int = 5,
             retryDelay: TimeInterval = 0.1,
-            transport: Transport = .automatic
+            transport: Transport = .automatic,
+            headerProvider: HeaderProvider? = nil
         ) {
             self.headers = headers
             self.credentialHeaders = credentialHeaders
@@ -70,6 +79,7 @@ extension HTTPDataSource {
             self.maxRetries = maxRetries
             self.retryDelay = retryDelay
             self.transport = transport
+            self.headerProvider = headerProvider
         }
     }
 

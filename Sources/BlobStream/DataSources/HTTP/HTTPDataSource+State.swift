@@ -121,8 +121,9 @@ extension HTTPDataSource {
               let buffer = s.buffer else { return }
         let usesURLSession = !configuration.transport.route(for: url).pausesDownloads
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
-        let request = HTTPRangeRequest(url: url, first: s.frontier,
+        var request = HTTPRangeRequest(url: url, first: s.frontier,
                                         extraFields: configuration.headers, credentialFields: configuration.credentialHeaders)
+        request.headerProvider = configuration.headerProvider
         startTransfer(request, redirects: 0, &s, &effects)
     }
 

@@ -27,6 +27,9 @@ struct HTTPRangeRequest: Sendable {
     /// The lowercased names of the fields that carry credentials: ``credentialFields`` and the
     /// caller's.
     var credentials: Set<String>
+    /// Asked for more fields before the request is sent (``HTTPDataSource/Configuration/headerProvider``);
+    /// dropped, like every credential, by a redirect to another origin.
+    var headerProvider: HeaderProvider?
 
     /// A request from `first` to the end, unpinned: the transfer that sends it sets ``end`` and
     /// ``validator`` for what it may buffer and what was pinned.
@@ -60,6 +63,7 @@ struct HTTPRangeRequest: Sendable {
         next.url = location
         if URLOrigin(url) != URLOrigin(location) {
             next.extraFields.removeAll { credentials.contains($0.0.lowercased()) }
+            next.headerProvider = nil
         }
         return next
     }
@@ -87,6 +91,15 @@ struct HTTPRangeRequest: Sendable {
     /// The HTTP/1.1 request head for the package's own client. The connection is kept alive
     /// (pooled) only after an answer read to the end its framing declares, with nothing after it.
     var requestHead: HTTPRequestHead {
-        HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + headerFields)
+        requestHead(adding: [:])
+    }
+
+    /// ``requestHead`` with `provided` fields (a header provider's) replacing the caller's of
+    /// the same name; reserved ones are left out, as the caller's are.
+    func requestHead(adding provided: [String: String]) -> HTTPRequestHead {
+        let added = provided.filter { !Self.reservedFields.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }
+        let names = Set(added.map { $0.key.lowercased() })
+        let fields = headerFields.filter { !names.contains($0.0.lowercased()) } + added.map { ($0.key, $0.value) }
+        return HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + fields)
     }
 }

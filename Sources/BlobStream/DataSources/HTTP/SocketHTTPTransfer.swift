@@ -20,6 +20,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
         /// Cancelled, refused by the sink, or redirected: nothing (more) to report.
         case quietly
         case failure(HTTPTransferFailure)
+        /// Refused (401 or 403) with the header provider's fields: it is asked again, and the
+        /// request sent once more.
+        case refused(statusCode: Int)
     }
 
     private let id: Int
@@ -78,9 +81,36 @@ final class SocketHTTPTransfer: HTTPTransfer {
         }
     }
 
-    /// Runs the request on the package's one request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``).
+    /// Runs the request, and once more when the header provider renews the fields of a
+    /// request refused with 401 or 403.
     private func exchange() throws(Stop) {
-        let head = request.requestHead
+        var refusedStatus: Int?
+        while true {
+            do {
+                let head = request.requestHead(adding: try providedFields(refusedStatus: refusedStatus))
+                return try exchange(head, mayRenew: request.headerProvider != nil && refusedStatus == nil)
+            } catch .refused(let status) {
+                refusedStatus = status
+            }
+        }
+    }
+
+    /// The header provider's fields for a request refused with `refusedStatus` (or a first
+    /// try), waited for on this thread (a thread of its own, never one of Swift's pool).
+    private func providedFields(refusedStatus: Int?) throws(Stop) -> [String: String] {
+        guard let provider = request.headerProvider else { return [:] }
+        let asked = HeaderRequest(method: "GET", url: request.url, refusedStatus: refusedStatus)
+        // On dispatch's threads: code that blocks on this transfer may hold the whole pool.
+        let fields = waitForAsync(on: PullExecutor.shared) { () async -> [String: String] in await provider(asked) }.get()
+        if let problem = HTTPRangeRequest.problem(in: fields) {
+            throw .failure(.unusable(reason: "the header provider's fields: \(problem)"))
+        }
+        return fields
+    }
+
+    /// Runs `head` on the package's one request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``);
+    /// `mayRenew`: a 401 or 403 is ``Stop/refused(statusCode:)``.
+    private func exchange(_ head: HTTPRequestHead, mayRenew: Bool) throws(Stop) {
         guard let endpoint = head.endpoint else {
             throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
@@ -98,7 +128,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
                 phase = "waiting for the response"
                 var leftover: [UInt8] = []
                 let answer = try connection.readResponseHead(wait: requestWait, buffer: &leftover)
-                switch Result(catching: { () throws(Stop) in try respond(to: answer, leftover: leftover, on: connection) }) {
+                switch Result(catching: { () throws(Stop) in
+                    try respond(to: answer, leftover: leftover, on: connection, mayRenew: mayRenew)
+                }) {
                 case .success(let reusable): return ((), reusable)
                 case .failure(let error):
                     stop = error
@@ -113,7 +145,12 @@ final class SocketHTTPTransfer: HTTPTransfer {
 
     /// Follows up the response head: reports a redirect, or delivers the body. Returns whether
     /// the connection can carry another request.
-    private func respond(to answer: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection) throws(Stop) -> Bool {
+    private func respond(
+        to answer: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection, mayRenew: Bool
+    ) throws(Stop) -> Bool {
+        if mayRenew, HeaderRequest.refreshingStatuses.contains(answer.statusCode) {
+            throw .refused(statusCode: answer.statusCode)
+        }
         if let location = answer.redirectLocation {
             sink?.transfer(id, redirectedTo: location, statusCode: answer.statusCode)
             throw .quietly
