@@ -63,7 +63,7 @@ import Foundation
 /// ## Threads
 /// Every member may be called from any thread. `close()` from another thread makes a blocked
 /// synchronous read return -1 promptly.
-public final class BlobInputStream: InputStream, PositionedInputStream {
+public final class BlobInputStream: InputStream, PositionedInputStream, EventDrivenStream {
     /// How the stream waits for its source.
     public enum Mode: Sendable {
         /// `open` and `read` block until the source answers. What URLSession needs.
@@ -142,6 +142,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
 
     /// Always `true`: `close()` may come from any thread and wakes a blocked read.
     public var closesFromAnyThread: Bool { true }
+
+    /// Itself in asynchronous mode, whose events say when it can be read.
+    package var eventSource: BlobInputStream? { mode == .asynchronous ? self : nil }
 
     /// The typed form of ``streamError``.
     public var blobError: BlobStreamError? { lock.withLock { machine.error } }
