@@ -4,7 +4,7 @@ import PackageDescription
 let package = Package(
     name: "BlobStream",
     products: [
-        .library(name: "BlobStream", targets: ["BlobStream"]),
+        .library(name: "BlobStream", targets: ["BlobStream", "BlobTransport"]),
         .library(name: "BlobUpload", targets: ["BlobUpload"]),
         .executable(name: "blobstream", targets: ["blobstream"]),
         .executable(name: "blob-bench", targets: ["blob-bench"]),
@@ -25,7 +25,11 @@ let package = Package(
         // The package's one layer of system calls (descriptors, pipes, sockets, paths), retried
         // on EINTR in one place; internal like HTTP1.
         .target(name: "SystemCalls"),
-        .target(name: "BlobStream", dependencies: ["CBlobStreamIntrinsics", "HTTP1", "SystemCalls"]),
+        // The choice of client shared by the HTTP source and the upload clients (`Transport`,
+        // `TLSTrust`, `MinimumSpeed`) and the adapters between URLSession's types and HTTP1's;
+        // re-exported by BlobStream.
+        .target(name: "BlobTransport", dependencies: ["HTTP1"]),
+        .target(name: "BlobStream", dependencies: ["BlobTransport", "CBlobStreamIntrinsics", "HTTP1", "SystemCalls"]),
         .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1"]),
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"]),
         .executableTarget(

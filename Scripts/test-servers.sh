@@ -29,7 +29,7 @@
 # about to expire). Clients must trust tls/ca.pem explicitly: it is never put into the system's
 # trust store.
 #   https://127.0.0.1:18443/  the 18080 server's routes, with tls/server.pem
-#                             (SAN IP:127.0.0.1, DNS:localhost); its redirects stay on https:18443
+#                             (SAN IP:127.0.0.1, DNS:localhost, *.s3.localhost); its redirects stay on https:18443
 #   https://127.0.0.1:18490/  tus 18090 behind TLS (Location: https://127.0.0.1:18490/files/<id>)
 #   https://127.0.0.1:18500/  moto 18100 behind TLS (the client's Host header passed on)
 #   Peers a client must refuse, each serving the 18080 routes:
@@ -50,12 +50,12 @@ NGINX_DIR="$ROOT/nginx"
 NGINX_CONF="$NGINX_DIR/nginx.conf"
 # The locations of the 18080 server, included by the TLS servers too.
 NGINX_FILES_CONF="$NGINX_DIR/files.conf"
-# Raise when the generated configuration changes.
-NGINX_CONF_REVISION=4
+# Raise when the generated configuration or what the certificates name changes.
+NGINX_CONF_REVISION=5
 # Older revisions whose servers this configuration still serves unchanged: its health answer
 # names them too, so that `up` from an older checkout keeps this nginx instead of restarting it
 # without the newer servers.
-NGINX_SUPERSEDED_REVISIONS=(2 3)
+NGINX_SUPERSEDED_REVISIONS=(2 3 4)
 NGINX_PORT=18080
 TLS="$ROOT/tls"
 NGINX_TLS_PORT=18443
@@ -271,7 +271,9 @@ sys.exit(m.version("moto") != "5.2.1")'
 
 # The test CA and the servers' certificates under $TLS (RSA 2048, SHA-256):
 #   ca.pem, ca.key                  the test CA, 10 years
-#   server.pem, server.key          CA-signed, SAN IP:127.0.0.1 and DNS:localhost, 2 years
+#   server.pem, server.key          CA-signed, SAN IP:127.0.0.1, DNS:localhost, DNS:s3.localhost and
+#                                   DNS:*.s3.localhost (virtual-host buckets; the client resolves
+#                                   names under .localhost to the loopback, as RFC 6761 asks), 2 years
 #   wrong-name.pem (server.key)     CA-signed, SAN DNS:wrong.example only, 2 years
 #   self-signed.pem, .key           self-signed, SAN IP:127.0.0.1 and DNS:localhost, 2 years
 #   expired.pem (server.key)        CA-signed like server.pem, expired yesterday
@@ -286,6 +288,7 @@ tls_certificates_current() {
         openssl verify -CAfile "$TLS/ca.pem" "$TLS/$name.pem" >/dev/null 2>&1 || return 1
         openssl x509 -in "$TLS/$name.pem" -noout -checkend "$margin" >/dev/null 2>&1 || return 1
     done
+    openssl x509 -in "$TLS/server.pem" -noout -ext subjectAltName 2>/dev/null | grep -q 'DNS:\*\.s3\.localhost' || return 1
     openssl x509 -in "$TLS/self-signed.pem" -noout -checkend "$margin" >/dev/null 2>&1 || return 1
     openssl verify -no_check_time -CAfile "$TLS/ca.pem" "$TLS/expired.pem" >/dev/null 2>&1 || return 1
     ! openssl x509 -in "$TLS/expired.pem" -noout -checkend 0 >/dev/null 2>&1
@@ -337,7 +340,7 @@ keyUsage = critical, digitalSignature, keyEncipherment
 extendedKeyUsage = serverAuth
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
-subjectAltName = IP:127.0.0.1, DNS:localhost
+subjectAltName = IP:127.0.0.1, DNS:localhost, DNS:s3.localhost, DNS:*.s3.localhost
 [wrong_name_ext]
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature, keyEncipherment

@@ -57,7 +57,7 @@ enum AsyncScenarios {
 
     /// `for try await` over 1 MiB chunks, from a task, counting the bytes.
     static func readChunks(_ path: String) throws -> Int {
-        try Measurement.runBlocking { () async throws -> Int in
+        try waitForAsync { () async throws -> Int in
             var total = 0
             for try await chunk in try BlobChunks(url: URL(fileURLWithPath: path), chunkSize: 1 << 20) {
                 total += chunk.count

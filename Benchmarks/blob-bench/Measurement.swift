@@ -1,6 +1,5 @@
 import BlobStream
 import Foundation
-import Synchronization
 
 /// Timing helpers: best of a few runs, so a stray hiccup on a shared machine does not decide.
 enum Measurement {
@@ -87,29 +86,7 @@ enum Measurement {
     }
 }
 
-/// A failure that stops the benchmark, with what to do about it.
 extension Measurement {
-    /// Runs an `async` call to completion from the benchmark's synchronous main thread, which is
-    /// not one of Swift's cooperative threads, so blocking it starves nothing.
-    static func runBlocking<T: Sendable, Failure: Error>(
-        _ body: @escaping @Sendable () async throws(Failure) -> T
-    ) -> Result<T, Failure> {
-        let outcome = Mutex<Result<T, Failure>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let result: Result<T, Failure>
-            do throws(Failure) {
-                result = .success(try await body())
-            } catch {
-                result = .failure(error)
-            }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return outcome.withLock { $0! }
-    }
-
     /// User plus system CPU seconds of `who` (this process, or its waited-for children).
     static func cpuSeconds(_ who: __rusage_who) -> Double {
         var usage = rusage()
@@ -119,6 +96,7 @@ extension Measurement {
     }
 }
 
+/// A failure that stops the benchmark, with what to do about it.
 struct BenchmarkError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

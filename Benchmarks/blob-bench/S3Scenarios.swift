@@ -135,7 +135,7 @@ private enum S3Bench {
             let idle = Measurement.residentBytes()
             let cpuBefore = Measurement.cpuSeconds(RUSAGE_SELF)
             let start = DispatchTime.now().uptimeNanoseconds
-            let outcome = Measurement.runBlocking { () async throws(S3Error) in try await client.upload(.file(path: file), key: "ours.bin") }
+            let outcome = waitForAsync { () async throws(S3Error) in try await client.upload(.file(path: file), key: "ours.bin") }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let cpu = Measurement.cpuSeconds(RUSAGE_SELF) - cpuBefore
             let growth = max(0, Measurement.peakResidentBytes() - idle)

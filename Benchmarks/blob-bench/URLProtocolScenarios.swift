@@ -115,7 +115,7 @@ private func readIntoData(_ stream: BlobInputStream, size: Int) -> Int {
 
 /// Loads `url` with `data(from:)` and returns the bytes received (0 on failure, said why).
 private func dataFrom(_ url: URL, in session: URLSession) -> Int {
-    switch Measurement.runBlocking({ () async throws -> Int in try await session.data(from: url).0.count }) {
+    switch waitForAsync({ () async throws -> Int in try await session.data(from: url).0.count }) {
     case .success(let count):
         return count
     case .failure(let error):

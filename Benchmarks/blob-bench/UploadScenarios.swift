@@ -127,14 +127,14 @@ private func ourTusUpload(file: String, fileSize: Int, endpoint: URL, transport:
     let idle = residentBytes()
     let cpuBefore = Measurement.cpuSeconds(RUSAGE_SELF)
     let start = DispatchTime.now().uptimeNanoseconds
-    let result = Measurement.runBlocking { () async throws(BlobUploadError) in
+    let result = waitForAsync { () async throws(BlobUploadError) in
         try await client.upload(.file(path: file), options: options)
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let cpu = Measurement.cpuSeconds(RUSAGE_SELF) - cpuBefore
     let growth = max(0, peakResidentBytes() - idle)
     return result.flatMap { upload in
-        _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await client.terminate(upload.uploadURL) }
+        _ = waitForAsync { () async throws(BlobUploadError) in try await client.terminate(upload.uploadURL) }
         guard upload.length == Int64(fileSize) else {
             return .failure(.protocolViolation(operation: .tus(method: "PATCH"), url: upload.uploadURL.absoluteString, reason: "uploaded \(upload.length) bytes"))
         }
@@ -249,7 +249,7 @@ func nginxPutScenario(
 
 /// Ours: ``StreamedUploader`` PUTting a ``BlobInputStream`` of the file.
 private func ourPut(file: String, fileSize: Int, to url: URL, transport: Transport = .automatic) -> Result<Void, Error> {
-    Measurement.runBlocking { () async throws(BlobUploadError) in
+    waitForAsync { () async throws(BlobUploadError) in
         try await StreamedUploader(transport: transport).upload(BlobInputStream(fileAtPath: file), to: url, expectedLength: Int64(fileSize))
     }.map { _ in () }.mapError { $0 as Error }
 }
@@ -361,7 +361,7 @@ private enum Tuspy {
               let seconds = Double(fields[1]), let uploadCPU = Double(fields[2]) else {
             return .failure(BenchmarkError("tuspy exited with \(process.terminationStatus), printing \"\(printed)\""))
         }
-        _ = Measurement.runBlocking { () async throws(BlobUploadError) in try await TusClient(endpoint: endpoint, transport: transport).terminate(url) }
+        _ = waitForAsync { () async throws(BlobUploadError) in try await TusClient(endpoint: endpoint, transport: transport).terminate(url) }
         return .success(Run(seconds: seconds, childCPUSeconds: childCPU, uploadCPUSeconds: uploadCPU))
     }
 }

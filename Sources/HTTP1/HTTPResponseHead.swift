@@ -190,9 +190,9 @@ package struct HTTPResponseHead: Sendable, Equatable {
         return Self.decimal(value.dropFirst(8))
     }
 
-    /// Whether this is a redirect that names where to go.
+    /// The `Location` of a redirect (a status of ``HTTPRedirectPolicy/statuses``), as sent.
     package var redirectLocation: String? {
-        guard [301, 302, 303, 307, 308].contains(statusCode) else { return nil }
+        guard HTTPRedirectPolicy.statuses.contains(statusCode) else { return nil }
         return self["location"]
     }
 }

@@ -59,6 +59,7 @@ final class HostLookup: Sendable {
         done = pipe.read
         signal = pipe.write
         let service = String(port)
+        let host = Self.loopbackName(for: host) ?? host
         if case .success(let addresses) = resolve(host, service, true) {
             state.withLock { $0 = .finished(.success(addresses)) }
             signal.wakeUp()
@@ -105,6 +106,14 @@ final class HostLookup: Sendable {
         } else if case .success(let addresses) = outcome {
             release(addresses)
         }
+    }
+
+    /// `localhost` for a name under `.localhost`, which RFC 6761 reserves for the loopback
+    /// interface and which curl and browsers resolve so (glibc's resolver does not); `nil` for
+    /// any other name. S3's virtual-host buckets (`bucket.s3.localhost`) are tested that way.
+    static func loopbackName(for host: String) -> String? {
+        let name = host.lowercased()
+        return name.hasSuffix(".localhost") || name.hasSuffix(".localhost.") ? "localhost" : nil
     }
 
     /// `getaddrinfo` for a stream socket; `numericOnly` asks only whether `host` is an address.

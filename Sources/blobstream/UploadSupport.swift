@@ -58,7 +58,7 @@ enum UploadSupport {
         // Signals are caught before the work starts, so none can kill it halfway.
         let interruption = Interruption { control.cancel() }
         defer { interruption.end() }
-        let box = ResultBox<Value, Failure>()
+        let box = Handoff<Result<Value, Failure>>()
         let task = Task {
             do throws(Failure) {
                 box.set(.success(try await work()))
@@ -97,26 +97,6 @@ enum UploadSupport {
             } catch {
                 throw .runtime(ErrorPresenter.message(error, subject: argument))
             }
-        }
-    }
-}
-
-/// The result of a task, waited for by a thread.
-private final class ResultBox<Value: Sendable, Failure: Error>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<Value, Failure>?
-
-    func set(_ value: Result<Value, Failure>) {
-        condition.withLock {
-            result = value
-            condition.broadcast()
-        }
-    }
-
-    func wait() -> Result<Value, Failure> {
-        condition.withLock {
-            while result == nil { condition.wait() }
-            return result!
         }
     }
 }

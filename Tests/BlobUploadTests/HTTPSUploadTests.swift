@@ -57,6 +57,35 @@ import Testing
         #expect(try MotoS3.sha256(bucket: bucket, key: "tls/object.bin") == TempFiles.sha256(ofFileAtPath: path))
     }
 
+    /// Virtual-host addressing over TLS: the request goes to the bucket's own host name
+    /// (`bucket.s3.localhost`, which the client resolves to the loopback as RFC 6761 asks), is
+    /// verified against the wildcard certificate `*.s3.localhost`, and is signed for that host.
+    @Test func s3VirtualHostBucketOverTLSByteIdentical() async throws {
+        try TestServers.requireTLS()
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let endpoint = URL(string: "https://s3.localhost:\(TestServers.motoTLSPort)")!
+        let client = try S3Client(configuration: S3Configuration(
+            endpoint: endpoint, bucket: bucket, addressing: .virtualHost, credentials: MotoS3.credentials, trust: Self.trust))
+        let size = 5 * 1024 * 1024 + 321
+        let path = try makeRandomFile(size: size, seed: 205)
+        defer { TempFiles.remove(path) }
+        var options = S3UploadOptions()
+        options.partSize = 5 * 1024 * 1024
+        let result = try await client.upload(.file(path: path), key: "virtual/host.bin", options: options)
+        #expect(result.partCount == 2)
+        #expect(try MotoS3.sha256(bucket: bucket, key: "virtual/host.bin") == TempFiles.sha256(ofFileAtPath: path))
+        // The certificate names *.s3.localhost, not s3.localhost's other subdomains' parents:
+        // a bucket whose name has a dot is not covered by the wildcard, and is refused.
+        let dotted = try S3Client(configuration: S3Configuration(
+            endpoint: endpoint, bucket: "a.\(bucket)", addressing: .virtualHost, credentials: MotoS3.credentials, trust: Self.trust))
+        await #expect {
+            _ = try await dotted.upload(.file(path: path), key: "never.bin", options: options)
+        } throws: { error in
+            "\(error)".contains("hostname mismatch") || "\(error)".contains("host name")
+        }
+    }
+
     @Test func anUntrustedServerGetsNoRequest() async throws {
         try TestServers.requireTLS()
         let path = try makeRandomFile(size: 1000, seed: 204)

@@ -175,17 +175,14 @@ extension ChecksumCalculator {
         of stream: InputStream,
         progress: ((TransferProgress) -> Void)?
     ) throws(BlobStreamError) -> ChecksumDigest {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = ResultBox()
+        let outcome = Handoff<Result<ChecksumDigest, BlobStreamError>>()
         nonisolated(unsafe) let progress = progress
         start(stream, delivery: .queue(DispatchQueue(label: "BlobStream.ChecksumCalculator"))) { report in
             progress?(report)
         } completion: { result in
-            outcome.result = result
-            done.signal()
+            outcome.set(result)
         }
-        done.wait()
-        return try outcome.result!.get()
+        return try outcome.wait().get()
     }
 }
 
@@ -240,10 +237,6 @@ final class EventRun: @unchecked Sendable {
             source.remove(from: runLoop, forMode: mode)
         }
     }
-}
-
-private final class ResultBox: @unchecked Sendable {
-    var result: Result<ChecksumDigest, BlobStreamError>?
 }
 
 extension BlobStreamError {

@@ -138,12 +138,10 @@ final class ChunkReader: @unchecked Sendable {
     /// The `Upload-Checksum` value of the prepared chunk: algorithm name and base64 digest.
     func checksum(_ algorithm: ChecksumAlgorithm) async -> String {
         let reader = self
-        return await withCheckedContinuation { continuation in
-            queue.async {
-                var checksum = algorithm.makeChecksum()
-                checksum.update(reader.current.bytes)
-                continuation.resume(returning: "\(algorithm.name) \(checksum.finalize().base64)")
-            }
+        return await withBlockingWork(at: .queue(queue), onCancel: {}) {
+            var checksum = algorithm.makeChecksum()
+            checksum.update(reader.current.bytes)
+            return "\(algorithm.name) \(checksum.finalize().base64)"
         }
     }
 
@@ -157,12 +155,7 @@ final class ChunkReader: @unchecked Sendable {
     /// Closes the current stream; the next chunk opens a new one.
     func close() async {
         let reader = self
-        await withCheckedContinuation { continuation in
-            queue.async {
-                reader.closeStream()
-                continuation.resume()
-            }
-        }
+        await withBlockingWork(at: .queue(queue), onCancel: {}) { reader.closeStream() }
     }
 
     // MARK: On the queue
@@ -172,17 +165,8 @@ final class ChunkReader: @unchecked Sendable {
     ) async throws(BlobUploadError) -> T {
         let reader = self
         let interrupter = self.interrupter
-        let result: Result<T, BlobUploadError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                queue.async {
-                    continuation.resume(returning: Result { () throws(BlobUploadError) -> T in
-                        if Task.isCancelled { throw .cancelled }
-                        return try work(reader)
-                    })
-                }
-            }
-        } onCancel: {
-            interrupter.interrupt()
+        let result = await withBlockingWork(at: .queue(queue), onCancel: interrupter.interrupt) {
+            Result { () throws(BlobUploadError) -> T in try work(reader) }
         }
         // A live source's producer that failed is the cause of whatever failed after it.
         return try result.mapError(source.explaining).get()

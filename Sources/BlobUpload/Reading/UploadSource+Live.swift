@@ -62,7 +62,7 @@ extension UploadSource {
         name: String, opening dataSource: any BlobDataSource,
         producerFailure: (@Sendable () -> BlobUploadError?)?
     ) -> UploadSource {
-        let handout = StreamHandout(ReadOnceDataSource(dataSource))
+        let handout = StreamHandout(ReadOnceDataSource(dataSource, kind: "live data"))
         return UploadSource(name: name, length: nil, isLive: true, producerFailure: producerFailure) { offset, _ in
             Positioned(stream: try handout.take(at: offset, name: name), startOffset: 0)
         }
@@ -90,29 +90,5 @@ private final class StreamHandout: Sendable {
             throw .notReplayable(source: name, offset: offset, available: first ? 0 : dataSource.reached)
         }
         return BlobInputStream(dataSource: dataSource)
-    }
-}
-
-/// A live data source that counts how far it was read, for the error that says which bytes
-/// are gone; everything else goes to the source it wraps.
-private final class ReadOnceDataSource: ForwardingDataSource {
-    let base: any BlobDataSource
-    private let end = Mutex<Int64>(0)
-
-    init(_ base: any BlobDataSource) {
-        self.base = base
-    }
-
-    /// The offset after the last byte read.
-    var reached: Int64 { end.withLock { $0 } }
-
-    func read(
-        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
-    ) -> BlobSourceReadResult {
-        let result = base.read(into: buffer, at: offset, whenReadable: whenReadable)
-        if case .read(let count) = result {
-            end.withLock { $0 = max($0, offset + Int64(count)) }
-        }
-        return result
     }
 }

@@ -71,17 +71,9 @@ public final class S3Client: Sendable {
     private static func blocking<T: Sendable>(
         _ cancellation: S3Cancellation, _ body: @escaping @Sendable () throws(S3Error) -> T
     ) async throws(S3Error) -> T {
-        let result: Result<T, S3Error> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(returning: Result { () throws(S3Error) -> T in try body() })
-                }
-                thread.start()
-            }
-        } onCancel: {
-            cancellation.cancel()
-        }
-        return try result.get()
+        try await withBlockingWork(at: .newThread("BlobUpload S3"), onCancel: cancellation.cancel) {
+            Result { () throws(S3Error) -> T in try body() }
+        }.get()
     }
 
     /// The ETag of a successful `PutObject` or `UploadPart` answer, after checking that a

@@ -92,7 +92,10 @@ final class S3Wire: Sendable {
         self.scheme = scheme
         self.host = host
         self.port = endpoint.port ?? (scheme == "https" ? 443 : 80)
-        self.endpoint = HTTP1Endpoint(host: host, port: self.port, isSecure: scheme == "https")
+        // Virtual-host requests go to the bucket's own host name: it is what DNS answers for, and
+        // what the certificate is verified against (`*.s3.amazonaws.com`).
+        let connectHost = configuration.addressing == .virtualHost ? "\(bucket).\(host)" : host
+        self.endpoint = HTTP1Endpoint(host: connectHost, port: self.port, isSecure: scheme == "https")
         self.trust = configuration.trust.configuration
         self.addressing = configuration.addressing
         self.timeout = configuration.timeout
@@ -137,26 +140,26 @@ final class S3Wire: Sendable {
         _ call: S3Call, body: UnsafeRawBufferPointer?, payloadHash: String, cancellation: S3Cancellation
     ) throws(S3Error) -> S3Answer {
         var url = try url(for: call)
-        let origin = URLOrigin(url)
-        for _ in 0..<3 {
+        var followed = 0
+        while true {
             let answer = try exchange(call, url: url, body: body, payloadHash: payloadHash, cancellation: cancellation)
-            guard let location = answer.head.redirectLocation,
-                  let target = URL(string: location, relativeTo: url)?.absoluteURL else { return answer }
-            guard URLOrigin(target) == origin else {
-                throw .transfer(.crossOriginRefused(method: call.method, url: target.absoluteString, allowedOrigin: "\(origin)"))
-            }
-            // Another path or query is another object or operation (an UploadPart without its
-            // query is a PutObject over the whole object): never followed.
-            guard Self.sameResource(target, url) else {
+            let next = HTTPRedirectPolicy.s3.next(
+                method: call.method, url: url, hasBody: false, status: answer.head.statusCode,
+                location: answer.head["location"], followed: followed)
+            switch next {
+            case nil:
+                return answer
+            case .success(let follow):
+                url = follow.url
+                followed += 1
+            case .failure(.otherOrigin(let target, let allowed)):
+                throw .transfer(.crossOriginRefused(method: call.method, url: target.absoluteString, allowedOrigin: "\(allowed)"))
+            case .failure(let refusal):
                 throw .transfer(.protocolViolation(
-                    operation: .s3(operation: call.operation), url: target.absoluteString,
-                    reason: "\(call.method) \(url.absoluteString) was redirected here; a redirect to another path or query is "
-                        + "refused (it would be another object or operation)"))
+                    operation: .s3(operation: call.operation), url: refusal.location,
+                    reason: "\(call.method) \(url.absoluteString) was \(refusal.reason)"))
             }
-            url = target
         }
-        throw .transfer(.protocolViolation(
-            operation: .s3(operation: call.operation), url: url.absoluteString, reason: "\(call.method): more than 2 redirects"))
     }
 
     /// The signature of `call` sent to `url`: its path and query as the URL sends them, the
@@ -166,12 +169,6 @@ final class S3Wire: Sendable {
         return signer.sign(
             method: call.method, path: components?.percentEncodedPath ?? "/", query: components?.percentEncodedQuery ?? "",
             host: authority, fields: call.fields, payloadHash: payloadHash, date: date)
-    }
-
-    /// Whether `a` and `b` have the same path and query, as sent.
-    private static func sameResource(_ a: URL, _ b: URL) -> Bool {
-        let (x, y) = (URLComponents(url: a, resolvingAgainstBaseURL: false), URLComponents(url: b, resolvingAgainstBaseURL: false))
-        return x?.percentEncodedPath == y?.percentEncodedPath && x?.percentEncodedQuery == y?.percentEncodedQuery
     }
 
     private func exchange(

@@ -54,9 +54,8 @@ public struct HTTPUploadResponse: Sendable {
 /// Thread-safe; one uploader can run many uploads at once.
 public final class StreamedUploader: Sendable {
     /// How requests travel: `http:` over the package's own client, or everything through URLSession.
-    public let transport: Transport
-    private let urlSession: HTTPTransport
-    private let socket: SocketHTTPTransport
+    public var transport: Transport { client.transport }
+    private let client: UploadHTTPClient
 
     /// Creates an uploader with its own URLSession.
     /// - Parameters:
@@ -70,10 +69,8 @@ public final class StreamedUploader: Sendable {
     ///     reading it one byte at a time fails the upload with a time-out);
     ///     ``MinimumSpeed/standard`` by default.
     public init(configuration: URLSessionConfiguration? = nil, transport: Transport = .automatic, minimumSpeed: MinimumSpeed = .standard) {
-        let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        self.transport = transport
-        urlSession = HTTPTransport(configuration: configuration)
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
+        client = UploadHTTPClient(
+            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed)
     }
 
     /// Sends `body` as the body of a `method` request to `url` and waits for the answer.
@@ -123,11 +120,7 @@ public final class StreamedUploader: Sendable {
         defer { ticker?.cancel() }
         let reply: HTTPReply
         do {
-            if transport.usesOwnClient(for: url) {
-                reply = try await socket.send(head, streaming: body, expectedLength: expectedLength)
-            } else {
-                reply = try await urlSession.send(URLRequest(head), body: .stream(body))
-            }
+            reply = try await client.send(head, streaming: body, expectedLength: expectedLength)
         } catch .cancelled {
             throw .cancelled
         } catch {

@@ -28,14 +28,6 @@ struct HTTPReply: Sendable {
     func statusError() -> BlobUploadError {
         .httpStatus(method: method, url: url.absoluteString, statusCode: statusCode, message: message)
     }
-
-    /// The refusal of this answer when it redirects a request whose body cannot be sent again,
-    /// naming where it pointed; `nil` for an answer that is no redirect.
-    func redirectRefusal() -> BlobUploadError? {
-        guard (300..<400).contains(statusCode) else { return nil }
-        let location = header("location").flatMap { URL(string: $0, relativeTo: url)?.absoluteString }
-        return .redirectRefused(method: method, url: url.absoluteString, statusCode: statusCode, location: location)
-    }
 }
 
 /// What a request carries.
@@ -163,7 +155,7 @@ private final class PendingCall: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>?
         var task: URLSessionTask?
-        var refusedRedirect: RefusedRedirect?
+        var refusedRedirect: BlobUploadError?
         var result: Result<HTTPReply, BlobUploadError>?
     }
 
@@ -194,16 +186,9 @@ private final class PendingCall: Sendable {
         }
     }
 
-    /// Why a redirect was not followed.
-    enum RefusedRedirect {
-        /// The request has a body, which would be re-sent (or, by FoundationNetworking, lost).
-        case body(status: Int, location: String?)
-        /// The redirect leaves the request's origin.
-        case crossOrigin(location: String)
-    }
-
-    func refusedRedirect(_ refusal: RefusedRedirect) {
-        state.withLock { $0.refusedRedirect = refusal }
+    /// Records why a redirect was not followed: the call's outcome, whatever URLSession reports.
+    func refuseRedirect(_ error: BlobUploadError) {
+        state.withLock { $0.refusedRedirect = error }
     }
 
     func complete(with result: Result<HTTPReply, BlobUploadError>) {
@@ -231,14 +216,7 @@ private final class PendingCall: Sendable {
 
     /// The typed outcome of URLSession's completion handler.
     func result(data: Data?, response: URLResponse?, error: Error?) -> Result<HTTPReply, BlobUploadError> {
-        switch state.withLock({ $0.refusedRedirect }) {
-        case .body(let status, let location)?:
-            return .failure(.redirectRefused(method: method, url: url.absoluteString, statusCode: status, location: location))
-        case .crossOrigin(let location)?:
-            return .failure(.crossOriginRefused(method: method, url: location, allowedOrigin: "\(URLOrigin(url))"))
-        case nil:
-            break
-        }
+        if let refusal = state.withLock({ $0.refusedRedirect }) { return .failure(refusal) }
         if let error {
             if let urlError = error as? URLError {
                 if urlError.code == .cancelled { return .failure(.cancelled) }
@@ -267,17 +245,18 @@ private final class PendingCall: Sendable {
     }
 }
 
-/// The task delegate of one request: refuses redirects when the request has a body, follows
-/// them otherwise (requests without a body lose nothing) — within the request's origin only,
-/// because FoundationNetworking sends every header field of the request, credentials
-/// included, to wherever the redirect points.
+/// The task delegate of one request: follows a redirect as ``HTTPRedirectPolicy/upload`` allows
+/// (a request without a body, within its origin: FoundationNetworking sends every header field
+/// of the request, credentials included, to wherever the redirect points), and stops at any
+/// other, recording the refusal.
 private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
     private let call: PendingCall
-    private let refuses: Bool
+    private let hasBody: Bool
+    private let followed = Mutex(0)
 
     init(call: PendingCall, refuses: Bool) {
         self.call = call
-        self.refuses = refuses
+        self.hasBody = refuses
     }
 
     func urlSession(
@@ -285,17 +264,22 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        // Where the Location says, as on the socket transport (see `redirected(as:)`).
-        let redirected = request.redirected(as: response)
-        let location = redirected.url?.absoluteString
-        if refuses {
-            call.refusedRedirect(.body(status: response.statusCode, location: location))
-        } else if let target = redirected.url, URLOrigin(target) == URLOrigin(call.url) {
-            return completionHandler(redirected)
-        } else {
-            // FoundationNetworking would send every header field of the request along.
-            call.refusedRedirect(.crossOrigin(location: location ?? ""))
+        // Judged from the URL that answered, and the Location as sent (FoundationNetworking's
+        // proposed request drops a trailing slash of the target's path).
+        let reply = HTTPReply(
+            method: call.method, url: response.url ?? call.url, statusCode: response.statusCode,
+            headers: response.value(forHTTPHeaderField: "Location").map { ["location": $0] } ?? [:], body: Data())
+        switch reply.redirect(hasBody: hasBody, followed: followed.withLock { $0 }) {
+        case .success(let follow)?:
+            followed.withLock { $0 += 1 }
+            var next = request
+            (next.url, next.httpMethod) = (follow.url, follow.method)
+            completionHandler(next)
+        case .failure(let refusal)?:
+            call.refuseRedirect(refusal)
+            completionHandler(nil)
+        case nil:
+            completionHandler(nil)
         }
-        completionHandler(nil)
     }
 }

@@ -41,14 +41,3 @@ enum HeaderFieldCheck {
         }
     }
 }
-
-extension URLRequest {
-    /// The request for URLSession of a checked `head`: its method, URL and fields.
-    init(_ head: HTTPRequestHead) {
-        self.init(url: head.url)
-        httpMethod = head.method
-        for (name, value) in head.fields {
-            setValue(value, forHTTPHeaderField: name)
-        }
-    }
-}

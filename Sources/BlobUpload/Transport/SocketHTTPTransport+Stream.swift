@@ -34,22 +34,15 @@ extension SocketHTTPTransport {
     func send(_ head: HTTPRequestHead, streaming body: InputStream, expectedLength: Int64?) async throws(BlobUploadError) -> HTTPReply {
         let call = HTTP1Cancellation()
         let stream = StreamBody(body)
-        let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                // A thread of its own: a stream read may wait (a remote source), and uploads
-                // of one uploader run side by side.
-                let thread = Thread {
-                    continuation.resume(returning: self.performStreaming(head, body: stream, expectedLength: expectedLength, call: call))
-                }
-                thread.name = "BlobUpload streamed \(head.method)"
-                thread.start()
-            }
-        } onCancel: {
+        // A thread of its own: a stream read may wait (a remote source), and uploads of one
+        // uploader run side by side.
+        return try await withBlockingWork(at: .newThread("BlobUpload streamed \(head.method)")) {
             // Cancelled first, so a read that the close ends is never taken for the body's end.
             call.cancel()
             stream.interrupt()
-        }
-        return try result.get()
+        } _: {
+            self.performStreaming(head, body: stream, expectedLength: expectedLength, call: call)
+        }.get()
     }
 
     private func performStreaming(
@@ -106,7 +99,9 @@ extension SocketHTTPTransport {
     private func reply(to answer: HTTP1Answer, method: String, url: URL) -> Result<HTTPReply, BlobUploadError> {
         let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                               headers: answer.head.fields, body: Data(answer.body))
-        return reply.redirectRefusal().map { .failure($0) } ?? .success(reply)
+        // A streamed body is never sent again: any redirect is refused.
+        if case .failure(let refusal)? = reply.redirect(hasBody: true, followed: 0) { return .failure(refusal) }
+        return .success(reply)
     }
 
     /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the

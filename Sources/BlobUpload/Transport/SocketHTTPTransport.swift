@@ -4,21 +4,17 @@ import Foundation
 internal import HTTP1
 import Synchronization
 
-/// HTTP/1.1 over plain TCP for `http:` tus servers, on the package's one HTTP/1.1 client
-/// (``HTTP1Connection``): one kept-alive connection, request bodies written with `send`
-/// straight from the caller's memory. Its own policy on top: keep-alive reuse, and one retry
-/// of a request that a kept-alive connection lost before any answer.
+/// tus requests and streamed PUTs on the package's one HTTP/1.1 client (``HTTP1Connection``,
+/// plain or TLS): one kept-alive connection per endpoint, request bodies written with `send`
+/// straight from the caller's memory, on the one request loop (keep-alive reuse, one resend of
+/// a request that a kept-alive connection lost before any answer).
 ///
 /// Why not URLSession: FoundationNetworking hands a body to libcurl 64 KiB at a time, each
 /// time through dispatch sources, timers and queue hops. For a tus upload, whose bodies are
 /// buffers already in memory, that costs several times the CPU of the Python client (see the
-/// benchmark); here a 4 MiB chunk is one `send` loop. `https:` still goes through URLSession.
+/// benchmark); here a 4 MiB chunk is one `send` loop.
 ///
-/// Redirects: a 3xx answer to a request with a body is
-/// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``; one without a body is
-/// followed within the request's origin, and one to another origin is
-/// ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``, as on the URLSession
-/// transport. Proxies from the environment are not used. Each request runs on a thread of its
+/// Redirects: as ``HTTPReply/redirect(hasBody:followed:)`` says, as on the URLSession transport. Proxies from the environment are not used. Each request runs on a thread of its
 /// own, so uploads that share a client run side by side and cancelling one is never held up
 /// by another waiting for a slow server; ``send(_:body:)`` returns only once the socket no
 /// longer touches `body`, even when cancelled.
@@ -53,48 +49,30 @@ final class SocketHTTPTransport: Sendable {
     ///   ``BlobUploadError/cancelled``. Other statuses are returned, not thrown.
     func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
         let call = HTTP1Cancellation()
-        let result: Result<HTTPReply, BlobUploadError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    continuation.resume(returning: self.perform(head, body: body, call: call))
-                }
-                thread.name = "BlobUpload \(head.method)"
-                thread.start()
-            }
-        } onCancel: {
-            call.cancel()
-        }
-        return try result.get()
+        return try await withBlockingWork(at: .newThread("BlobUpload \(head.method)"), onCancel: call.cancel) {
+            self.perform(head, body: body, call: call)
+        }.get()
     }
 
-    /// The most redirects followed for one request, as many as URLSession follows.
-    static let maxRedirects = 16
-
-    /// Runs the request, following redirects of one without a body within its origin (the
-    /// URLSession transport's rule too): nothing is lost by asking again, and the caller's
-    /// header fields, credentials among them, stay with the origin the caller named.
+    /// Runs the request, following redirects as ``HTTPRedirectPolicy/upload`` allows (see
+    /// ``HTTPReply/redirect(hasBody:followed:)``): only those of a request without a body, within
+    /// its origin.
     private func perform(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
         var head = head
-        for _ in 0...Self.maxRedirects {
+        var followed = 0
+        while true {
             let reply: HTTPReply
             switch performOnce(head, body: body, call: call) {
             case .success(let answer): reply = answer
             case .failure(let error): return .failure(error)
             }
-            guard [301, 302, 303, 307, 308].contains(reply.statusCode), let location = reply.header("location") else {
-                return .success(reply)
+            switch reply.redirect(hasBody: body.map { !$0.isEmpty } ?? false, followed: followed) {
+            case nil: return .success(reply)
+            case .failure(let refusal): return .failure(refusal)
+            case .success(let follow): (head.url, head.method) = (follow.url, follow.method)
             }
-            guard let target = URL(string: location, relativeTo: head.url)?.absoluteURL else { return .success(reply) }
-            guard URLOrigin(target) == URLOrigin(head.url) else {
-                return .failure(.crossOriginRefused(method: head.method, url: target.absoluteString, allowedOrigin: "\(URLOrigin(head.url))"))
-            }
-            head.url = target
-            // See Other asks for the target with GET, as URLSession does.
-            if reply.statusCode == 303, head.method != "HEAD" { head.method = "GET" }
+            followed += 1
         }
-        return .failure(.network(
-            method: head.method, url: head.url.absoluteString, reason: "more than \(Self.maxRedirects) redirects",
-            code: URLError.Code.httpTooManyRedirects.rawValue))
     }
 
     private func performOnce(_ head: HTTPRequestHead, body: Data?, call: HTTP1Cancellation) -> Result<HTTPReply, BlobUploadError> {
@@ -119,9 +97,6 @@ final class SocketHTTPTransport: Sendable {
             }
             let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                                   headers: answer.head.fields, body: Data(answer.body))
-            if let body, !body.isEmpty, let refusal = reply.redirectRefusal() {
-                return .failure(refusal)
-            }
             return .success(reply)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }

@@ -40,12 +40,11 @@ public final class TusClient: Sendable {
     /// ever to the endpoint's origin, since any of them may be a credential.
     public let headers: [String: String]
     /// How requests travel.
-    public let transport: Transport
-    private let urlSession: HTTPTransport
-    private let socket: SocketHTTPTransport
+    public var transport: Transport { client.transport }
+    private let client: UploadHTTPClient
 
-    /// How a client's requests travel: the package's one ``BlobStream/Transport``.
-    public typealias Transport = BlobStream.Transport
+    /// How a client's requests travel: the package's one ``BlobTransport/Transport``.
+    public typealias Transport = BlobTransport.Transport
 
     /// Creates a client for the tus server whose creation URL is `endpoint`.
     /// - Parameters:
@@ -68,10 +67,8 @@ public final class TusClient: Sendable {
     ) {
         self.endpoint = endpoint
         self.headers = headers
-        self.transport = transport
-        let configuration = configuration ?? HTTPTransport.defaultConfiguration()
-        socket = SocketHTTPTransport(timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
-        urlSession = HTTPTransport(configuration: configuration)
+        client = UploadHTTPClient(
+            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed)
     }
 
     /// Asks the server what it supports (`OPTIONS` on the endpoint).
@@ -238,19 +235,12 @@ public final class TusClient: Sendable {
         let head = try HeaderFieldCheck.head(
             method: method, url: url, fields: headers.merging(extra, uniquingKeysWith: { $1 }),
             setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])
-        if usesSocket(for: url) {
-            return try await socket.send(head, body: body)
-        }
-        return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
-    }
-
-    private func usesSocket(for url: URL) -> Bool {
-        transport.usesOwnClient(for: url)
+        return try await client.send(head, body: body)
     }
 
     /// Whether a request to `url` is finished with its body when it returns, so the body may
     /// share memory that the caller reuses afterwards.
     func isDoneWithBodies(at url: URL) -> Bool {
-        usesSocket(for: url)
+        client.isDoneWithBodies(at: url)
     }
 }

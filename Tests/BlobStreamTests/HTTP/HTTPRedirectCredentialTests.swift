@@ -34,6 +34,54 @@ import Testing
         #expect(server.requests.map(\.target) == ["/blob", "/v2/blob/"])
     }
 
+    /// Both transports stop a redirect loop by the package's one rule (URLSession never follows
+    /// a redirect by itself): a typed error naming the limit, after exactly that many redirects.
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func aRedirectLoopEndsAtTheLimit(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { request in
+            let hop = Int(request.target.dropFirst(2)) ?? 0
+            return ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "/r\(hop + 1)"])
+        }
+        defer { server.stop() }
+        let port = server.port
+        let failure = try await blocking { () -> BlobStreamError? in
+            let source = HTTPDataSource(url: URL(string: "http://127.0.0.1:\(port)/r0")!, configuration: .init(transport: transport))
+            defer { source.close() }
+            switch try SourceReader(source: source).open() {
+            case .success: return nil
+            case .failure(let error): return error
+            }
+        }
+        guard case .network(_, let reason)? = failure else {
+            Issue.record("expected a network error, got \(String(describing: failure))")
+            return
+        }
+        #expect(reason.contains("more than 16 redirects"), "\(reason)")
+        #expect(server.requests.map(\.target) == (0...16).map { "/r\($0)" })
+    }
+
+    /// A redirect to another scheme is refused on both transports, naming it.
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func aRedirectToAnotherSchemeIsRefused(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { _ in
+            ScriptedHTTPServer.response(status: "301 Moved Permanently", fields: ["Location": "ftp://127.0.0.1/blob"])
+        }
+        defer { server.stop() }
+        let port = server.port
+        let failure = try await blocking { () -> BlobStreamError? in
+            let source = HTTPDataSource(url: URL(string: "http://127.0.0.1:\(port)/blob")!, configuration: .init(transport: transport))
+            defer { source.close() }
+            if case .failure(let error) = try SourceReader(source: source).open() { return error }
+            return nil
+        }
+        guard case .unsupportedURL(let url, let reason)? = failure else {
+            Issue.record("expected unsupportedURL, got \(String(describing: failure))")
+            return
+        }
+        #expect(url == "ftp://127.0.0.1/blob")
+        #expect(reason.contains("301") && reason.contains("a scheme other than http and https"), "\(reason)")
+    }
+
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
     func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) async throws {
         let bytes = TempFiles.pseudoRandomBytes(count: 50_000, seed: 31)

@@ -1,8 +1,8 @@
 import Foundation
 
 extension HTTPDataSource {
-    /// How an ``HTTPDataSource`` talks to the server: the package's one ``BlobStream/Transport``.
-    public typealias Transport = BlobStream.Transport
+    /// How an ``HTTPDataSource`` talks to the server: the package's one ``BlobTransport/Transport``.
+    public typealias Transport = BlobTransport.Transport
 
     /// The settings of an ``HTTPDataSource``. The defaults suit a blob of any size on a healthy
     /// network: 4 MiB read-ahead, a minute for a response, 30 s of silence, at least 1 KiB/s

@@ -86,7 +86,8 @@ extension HTTPDataSource {
 
     /// Starts a transfer for `request` (its `end` is set here, by transport).
     func startTransfer(_ request: HTTPRangeRequest, redirects: Int, _ s: inout State, _ effects: inout Effects) {
-        let usesURLSession = !configuration.transport.usesOwnClient(for: request.url)
+        let route = configuration.transport.route(for: request.url)
+        let usesURLSession = !route.pausesDownloads
         // With no room, URLSession could be asked for nothing; the reader's next read resumes.
         guard let buffer = s.buffer, !usesURLSession || buffer.freeCount > 0 else { return }
         var request = request
@@ -96,12 +97,16 @@ extension HTTPDataSource {
         if let end = request.end, let length = s.knownLength { request.end = min(end, length) }
         s.nextTransferID += 1
         let id = s.nextTransferID
-        let object: any HTTPTransfer = usesURLSession
-            ? URLSessionHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
-                                     idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
-            : SocketHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
-                                 idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed,
-                                 trust: configuration.transport.trust.configuration, sink: self)
+        let object: any HTTPTransfer
+        switch route {
+        case .own(let trust):
+            object = SocketHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
+                                        idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed,
+                                        trust: trust, sink: self)
+        case .urlSession:
+            object = URLSessionHTTPTransfer(id: id, request: request, requestTimeout: configuration.requestTimeout,
+                                            idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
+        }
         s.transfer = ActiveTransfer(id: id, object: object, request: request, usesURLSession: usesURLSession, redirects: redirects)
         s.lastTransferUsedURLSession = usesURLSession
         s.statistics.requests += 1
@@ -114,7 +119,7 @@ extension HTTPDataSource {
     func resumeIfNeeded(_ s: inout State, _ effects: inout Effects) {
         guard s.isOpen, s.transfer == nil, !s.retryPending, s.failure == nil, !s.endOfData,
               let buffer = s.buffer else { return }
-        let usesURLSession = !configuration.transport.usesOwnClient(for: url)
+        let usesURLSession = !configuration.transport.route(for: url).pausesDownloads
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
         let request = HTTPRangeRequest(url: url, first: s.frontier,
                                         extraFields: configuration.headers, credentialFields: configuration.credentialHeaders)

@@ -2,11 +2,9 @@ import Foundation
 internal import HTTP1
 
 /// How the read-ahead reacts to its transfer: checks each response against the pinned version,
-/// fills the buffer, follows redirects of the socket transport, and reconnects after failures.
+/// fills the buffer, follows redirects (of either transport), and reconnects after failures.
 /// Events of any transfer but the current one are refused.
 extension HTTPDataSource: HTTPTransferSink {
-    /// The most redirects followed for one request.
-    static let maxRedirects = 10
 
     func transfer(_ id: Int, didReceive head: HTTPResponseHead) -> Bool {
         transition { s, effects in
@@ -89,25 +87,23 @@ extension HTTPDataSource: HTTPTransferSink {
         }
     }
 
-    func transfer(_ id: Int, redirectedTo location: URL, statusCode: Int) {
+    func transfer(_ id: Int, redirectedTo location: String, statusCode: Int) {
         transition { s, effects in
             guard let transfer = s.transfer, transfer.id == id else { return }
             s.transfer = nil
-            guard transfer.redirects < Self.maxRedirects else {
-                fail(.network(url: resourceName, reason: "more than \(Self.maxRedirects) redirects, the last to \(location.absoluteString)"), &s, &effects)
-                return
+            let next = HTTPRedirectPolicy.download.next(
+                method: "GET", url: transfer.request.url, hasBody: false, status: statusCode, location: location,
+                followed: transfer.redirects)
+            switch next {
+            case .success(let follow)?:
+                startTransfer(transfer.request.redirected(to: follow.url), redirects: transfer.redirects + 1, &s, &effects)
+            case .failure(.tooMany(_, let limit))?:
+                fail(.network(url: resourceName, reason: "more than \(limit) redirects, the last to \(location)"), &s, &effects)
+            case .failure(let refusal)?:
+                fail(.unsupportedURL(url: refusal.location, reason: "\(resourceName) answered \(statusCode): \(refusal.reason)"), &s, &effects)
+            case nil:
+                fail(.sourceFailed(resource: resourceName, reason: "the transfer reported a redirect (\(statusCode)) without one"), &s, &effects)
             }
-            guard ["http", "https"].contains(location.scheme?.lowercased() ?? "") else {
-                fail(.unsupportedURL(url: location.absoluteString, reason: "\(resourceName) redirected (\(statusCode)) to a scheme other than http and https"), &s, &effects)
-                return
-            }
-            if transfer.request.url.isDowngraded(to: location) {
-                fail(.unsupportedURL(
-                    url: location.absoluteString,
-                    reason: "\(resourceName) redirected (\(statusCode)) from https to http; a redirect never leaves TLS"), &s, &effects)
-                return
-            }
-            startTransfer(transfer.request.redirected(to: location), redirects: transfer.redirects + 1, &s, &effects)
         }
     }
 

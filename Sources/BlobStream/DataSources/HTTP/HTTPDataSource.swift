@@ -266,7 +266,7 @@ public final class HTTPDataSource: BlobDataSource {
     /// URLSession's queues (see the type's documentation) while this source's requests go
     /// through URLSession. `nil` when waiting is safe, as it always is for the socket transport.
     public func reasonWaitingWouldDeadlock() -> String? {
-        let usesURLSession = !configuration.transport.usesOwnClient(for: url)
+        let usesURLSession = !configuration.transport.route(for: url).pausesDownloads
             || state.withLock { $0.lastTransferUsedURLSession }
         guard usesURLSession, let queue = URLSessionWorkQueue.current() else { return nil }
         return "a synchronous read is waiting on URLSession's queue \"\(queue)\" (for example as the httpBodyStream of a URLSession upload), and this source's download needs that same queue; read on another thread, use an asynchronous stream, or upload with the tus client, which reads each chunk into memory first"

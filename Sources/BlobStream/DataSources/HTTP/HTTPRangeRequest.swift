@@ -84,10 +84,9 @@ struct HTTPRangeRequest: Sendable {
         return request
     }
 
-    /// The HTTP/1.1 request head for the socket transport, asking the server to close the
-    /// connection after the response so the end of the body is never ambiguous.
+    /// The HTTP/1.1 request head for the package's own client. The connection is kept alive
+    /// (pooled) only after an answer read to the end its framing declares, with nothing after it.
     var requestHead: HTTPRequestHead {
-        HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + headerFields,
-                        closeAfterAnswer: true)
+        HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + headerFields)
     }
 }

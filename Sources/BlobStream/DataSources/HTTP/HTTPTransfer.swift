@@ -56,9 +56,10 @@ protocol HTTPTransferSink: AnyObject, Sendable {
     /// Body bytes arrived. Returns whether the transfer should go on.
     func transfer(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool
 
-    /// The server redirected to `location` (socket transport only; URLSession follows redirects
-    /// itself). The transfer ends here and the sink decides whether to follow.
-    func transfer(_ id: Int, redirectedTo location: URL, statusCode: Int)
+    /// The server redirected (`statusCode`) to `location`, the `Location` field as sent. The
+    /// transfer ends here (on either transport) and the sink decides whether to follow, by
+    /// ``HTTPRedirectPolicy/download``.
+    func transfer(_ id: Int, redirectedTo location: String, statusCode: Int)
 
     /// The transfer ended: the body is complete (`nil`), or `failure`.
     func transfer(_ id: Int, didFinishWith failure: HTTPTransferFailure?)

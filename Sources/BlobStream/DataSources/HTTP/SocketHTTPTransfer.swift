@@ -1,7 +1,8 @@
 import Foundation
 internal import HTTP1
 
-/// An `http:` range request over a plain TCP connection, run by a thread of its own.
+/// An `http:` or `https:` range request on the package's own client (a pooled connection, plain
+/// or TLS), run by a thread of its own.
 ///
 /// Why not URLSession for plain HTTP: on Linux, URLSession cannot pause a download (its
 /// `suspend()` removes the transfer from libcurl, and every body chunk is queued to the delegate
@@ -28,7 +29,14 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private let minimumSpeed: MinimumSpeed
     private let trust: TLSConfiguration
     private weak let sink: (any HTTPTransferSink)?
-    private let connection = HTTP1Connection()
+    private let call = HTTP1Cancellation()
+
+    /// Kept-alive connections of every HTTP source in the process, per endpoint (host, port,
+    /// TLS): a reconnect, a redirect within the origin, a reopen, or the next source reading
+    /// the same server takes one whose last answer was read to its end.
+    private static let idle = HTTP1ConnectionPool(limit: 4)
+    /// Range requests are sent again on a new connection when a kept-alive one turns out stale.
+    private static let policy = HTTP1ReusePolicy(takesIdle: true, resendsAfterStale: true)
 
     /// - Parameters:
     ///   - id: How the transfer names itself to `sink`.
@@ -58,7 +66,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
     }
 
     func cancel() {
-        connection.cancel()
+        call.cancel()
     }
 
     private func run() {
@@ -70,35 +78,54 @@ final class SocketHTTPTransfer: HTTPTransfer {
         }
     }
 
+    /// Runs the request on the package's one request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``).
     private func exchange() throws(Stop) {
         let head = request.requestHead
         guard let endpoint = head.endpoint else {
             throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
+        // Connect, request and response head: one deadline.
         let requestWait = HTTP1Wait.after(requestTimeout)
-        try attempt("connecting to \(endpoint)", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.connect(to: endpoint, trust: trust, wait: requestWait)
-        }
-        try attempt("sending the request", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.send(head.serialized(), wait: requestWait)
-        }
-        var leftover: [UInt8] = []
-        let answer = try attempt("waiting for the response", seconds: requestTimeout) { () throws(HTTP1Error) in
-            try connection.readResponseHead(wait: requestWait, buffer: &leftover)
-        }
-        if let location = answer.redirectLocation {
-            guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL else {
-                throw .failure(.protocolViolation(reason: "the redirect location \"\(location)\" is not a URL"))
+        var phase = "connecting to \(endpoint)"
+        var stop: Stop?
+        do throws(HTTP1RequestFailure) {
+            try Self.idle.run(
+                to: endpoint, trust: trust, connectTimeout: requestTimeout, policy: Self.policy, cancellation: call
+            ) { connection throws(HTTP1Error) in
+                // Failures of these two reach the loop as they are: it resends after a stale one.
+                phase = "sending the request"
+                try connection.send(head.serialized(), wait: requestWait)
+                phase = "waiting for the response"
+                var leftover: [UInt8] = []
+                let answer = try connection.readResponseHead(wait: requestWait, buffer: &leftover)
+                switch Result(catching: { () throws(Stop) in try respond(to: answer, leftover: leftover, on: connection) }) {
+                case .success(let reusable): return ((), reusable)
+                case .failure(let error):
+                    stop = error
+                    throw .cancelled
+                }
             }
-            sink?.transfer(id, redirectedTo: target, statusCode: answer.statusCode)
+        } catch {
+            if let stop { throw stop }
+            throw Self.stop(for: error.error, operation: phase, seconds: requestTimeout, minimumSpeed: minimumSpeed)
+        }
+    }
+
+    /// Follows up the response head: reports a redirect, or delivers the body. Returns whether
+    /// the connection can carry another request.
+    private func respond(to answer: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection) throws(Stop) -> Bool {
+        if let location = answer.redirectLocation {
+            sink?.transfer(id, redirectedTo: location, statusCode: answer.statusCode)
             throw .quietly
         }
         guard sink?.transfer(id, didReceive: answer) == true else { throw .quietly }
-        try readBody(of: answer, leftover: leftover)
+        let endedAtClose = try readBody(of: answer, leftover: leftover, on: connection)
+        return !endedAtClose && answer.keepsConnection
     }
 
     /// Delivers the body, reading the socket only when the sink has room for what is read.
-    private func readBody(of head: HTTPResponseHead, leftover: [UInt8]) throws(Stop) {
+    /// Returns whether the body ended with the connection (its end is the close).
+    private func readBody(of head: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection) throws(Stop) -> Bool {
         var decoder = try attempt("reading the response head", seconds: requestTimeout) { () throws(HTTP1Error) in
             try HTTPBodyDecoder(for: head)
         }
@@ -117,7 +144,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
                     try connection.receive(into: limit, wait: bodyWait)
                 }
                 if count == 0 {
-                    if decoder.endsAtClose { return }
+                    if decoder.endsAtClose { return true }
                     throw .failure(.connection(reason: "the connection closed after \(decoder.payloadBytes) body bytes, before the end of the body"))
                 }
                 pending = 0..<count
@@ -133,6 +160,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
                 throw .failure(.protocolViolation(reason: "the server sent more bytes after the \(decoder.payloadBytes) bytes of body its head declared"))
             }
         }
+        return decoder.endsAtClose
     }
 
     /// Asks the sink for room, waiting while the buffer is full.
@@ -151,16 +179,21 @@ final class SocketHTTPTransfer: HTTPTransfer {
         do {
             return try call()
         } catch {
-            switch error {
-            case .cancelled: throw .quietly
-            case .timedOut: throw .failure(.timedOut(operation: operation, seconds: seconds))
-            case .network(let reason, .secureConnectionFailed): throw .failure(.unusable(reason: "a secure connection failed: \(reason)"))
-            case .tooSlow(let bytes, let elapsed, let minimum):
-                let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
-                throw .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
-            case .network(let reason, _): throw .failure(.connection(reason: reason))
-            case .protocolViolation(let reason): throw .failure(.protocolViolation(reason: reason))
-            }
+            throw Self.stop(for: error, operation: operation, seconds: seconds, minimumSpeed: minimumSpeed)
+        }
+    }
+
+    /// How a connection's `error` during `operation` (bounded by `seconds`) stops the transfer.
+    private static func stop(for error: HTTP1Error, operation: String, seconds: TimeInterval, minimumSpeed: MinimumSpeed) -> Stop {
+        switch error {
+        case .cancelled: return .quietly
+        case .timedOut: return .failure(.timedOut(operation: operation, seconds: seconds))
+        case .network(let reason, .secureConnectionFailed): return .failure(.unusable(reason: "a secure connection failed: \(reason)"))
+        case .tooSlow(let bytes, let elapsed, let minimum):
+            let rate = HTTP1Error.tooSlow(bytes: bytes, seconds: elapsed, minimumBytesPerSecond: minimum).reason
+            return .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
+        case .network(let reason, _): return .failure(.connection(reason: reason))
+        case .protocolViolation(let reason): return .failure(.protocolViolation(reason: reason))
         }
     }
 }

@@ -19,9 +19,6 @@ import Synchronization
 /// on that very queue (a stream read as an upload body), where they would deadlock.
 final class URLSessionHTTPTransfer: HTTPTransfer {
     private struct Progress {
-        /// The request as last sent: the original, or the last redirect followed, whose origin
-        /// and remaining credentials the next redirect is judged by.
-        var current: HTTPRangeRequest
         var task: URLSessionDataTask?
         var lastActivity = DispatchTime.now()
         var receivedHead = false
@@ -59,7 +56,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         self.idleTimeout = idleTimeout
         self.minimumSpeed = minimumSpeed
         self.sink = sink
-        progress = Mutex(Progress(current: request))
+        progress = Mutex(Progress())
     }
 
     func start() {
@@ -172,21 +169,13 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         if !keepGoing { cancel() }
     }
 
-    /// The request to follow a redirect with, or `nil` to stop at the redirect: only `http:` and
-    /// `https:`, built from the source's own fields (never URLSession's copy of the previous
-    /// request), with credentials only to the origin they were given for; once dropped, they
-    /// stay dropped for the rest of the chain, as on the socket transport.
-    func redirect(to proposed: URLRequest) -> URLRequest? {
-        guard let location = proposed.url, ["http", "https"].contains(location.scheme?.lowercased() ?? ""),
-              progress.withLock({ !$0.current.url.isDowngraded(to: location) }) else {
-            return nil
-        }
-        let next = progress.withLock { state in
-            state.lastActivity = .now()
-            state.current = state.current.redirected(to: location)
-            return state.current
-        }
-        return next.urlRequest(timeout: proposed.timeoutInterval)
+    /// URLSession is about to follow a redirect: it never does. The source decides, by the
+    /// package's one rule (``HTTPRedirectPolicy``), as for the socket transport, and sends a new
+    /// request if it follows; this task then ends at the redirect.
+    func redirect(status: Int, location: String?) {
+        guard let location, finish() else { return }
+        sink?.transfer(id, redirectedTo: location, statusCode: status)
+        cancelTask()
     }
 
     /// The task ended.
@@ -241,17 +230,5 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     static func isLibcurlProtocolError(_ message: String) -> Bool {
         let lowercased = message.lowercased()
         return libcurlProtocolErrors.contains { lowercased.contains($0) }
-    }
-}
-
-extension HTTPResponseHead {
-    /// The head of a URLSession answer, so that both transports (and `blobstream cat`) are held
-    /// to the same checks.
-    package init(_ response: HTTPURLResponse) {
-        let fields = response.allHeaderFields.compactMap { name, value -> (String, String)? in
-            guard let name = name as? String, let value = value as? String else { return nil }
-            return (name, value)
-        }
-        self.init(statusCode: response.statusCode, fields: fields)
     }
 }

@@ -59,7 +59,8 @@ final class URLSessionTransferRouter: NSObject, URLSessionDataDelegate, Sendable
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(transfer(for: task)?.redirect(to: request.redirected(as: response)))
+        transfer(for: task)?.redirect(status: response.statusCode, location: response.value(forHTTPHeaderField: "Location"))
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -1,22 +1,15 @@
-import BlobStream
 import Dispatch
 import Synchronization
 
-/// A data source over an `AsyncSequence` of byte chunks (`Data`, `[UInt8]`, any collection of
-/// bytes): live data of unknown length, read once, from its first byte to its last. The
-/// ``UploadSource/live(name:_:)`` adapter; see there for what it promises.
-///
-/// A task of its own iterates the sequence, and pulls the next element only when a read finds
-/// the one before used up: at most one element is held, so memory is bounded by the
-/// producer's chunk size however slowly the consumer reads. `close()` cancels that task, so a
-/// cancelled upload stops pulling. The data ends when the sequence does; an error the
-/// producer throws fails the read, and stays available as ``producerFailure``.
+/// The pulling side of ``AsyncSequenceDataSource``: hands the sequence's elements to reads, one
+/// element at a time. It assumes what its ``ReadOnceDataSource`` ensures: one open, reads in
+/// order.
 ///
 /// The task runs on dispatch's threads (``PullExecutor``), not on Swift's cooperative pool: a
 /// read of this source may block a thread that the pool's own threads wait for — URLSession's
 /// one work queue, which a streamed PUT's body read holds, and which every URLSession call
 /// made from the pool waits for — and the element it waits for must still be pulled then.
-final class AsyncSequenceDataSource<Chunks: AsyncSequence & Sendable>: BlobDataSource
+final class AsyncSequenceReader<Chunks: AsyncSequence & Sendable>: BlobDataSource
 where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
     let resourceName: String
     private let chunks: Chunks
@@ -63,19 +56,11 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
     }
 
     /// Starts the pulling task (which pulls nothing until the first read); unknown length and
-    /// no version. Fails when the source was opened before: its bytes are gone.
+    /// no version.
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         let channel = self.channel
         let chunks = self.chunks
-        let alreadyOpened = channel.state.withLock { state in
-            defer { state.opened = true }
-            return state.opened
-        }
-        if alreadyOpened {
-            completion(.failure(.sourceFailed(
-                resource: resourceName, reason: "live data can be read only once; it cannot be opened again")))
-            return
-        }
+        channel.state.withLock { $0.opened = true }
         let task = Task(executorPreference: PullExecutor.shared) { await Self.pull(chunks, into: channel) }
         let cancelNow = channel.state.withLock { state in
             state.task = task
@@ -95,11 +80,6 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
         let destination = Destination(buffer)
         let step = channel.state.withLock { state -> ReadStep in
             guard state.opened, !state.closed else { return .answer(.failed(.notOpen)) }
-            guard offset == state.next else {
-                return .answer(.failed(.sourceFailed(
-                    resource: name,
-                    reason: "live data is read once and in order: offset \(offset) was asked, but the next byte is at offset \(state.next)")))
-            }
             if let pending = state.pending {
                 let start = pending.index(pending.startIndex, offsetBy: state.consumed)
                 let end = pending.index(start, offsetBy: wanted, limitedBy: pending.endIndex) ?? pending.endIndex

@@ -1,0 +1,51 @@
+import BlobStream
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+internal import HTTP1
+
+/// How the upload clients (tus, the streamed PUT) send a request: over the package's own
+/// HTTP/1.1 client or URLSession, as ``Transport/route(for:)`` says — the one place an upload
+/// chooses. Both carriers follow the package's one redirect rule (``HTTPReply/redirect(hasBody:followed:)``)
+/// and keep at most ``HTTPReply/maxKeptBody`` of an answer.
+final class UploadHTTPClient: Sendable {
+    /// How requests travel.
+    let transport: Transport
+    private let socket: SocketHTTPTransport
+    private let urlSession: HTTPTransport
+
+    /// - Parameters:
+    ///   - configuration: URLSession's; its `timeoutIntervalForRequest` bounds the own client's
+    ///     connect, a whole answer, and a silence while a request is sent.
+    ///   - minimumSpeed: The slowest a request body may be sent on the own client.
+    init(transport: Transport, configuration: URLSessionConfiguration, minimumSpeed: MinimumSpeed) {
+        self.transport = transport
+        socket = SocketHTTPTransport(
+            timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration)
+        urlSession = HTTPTransport(configuration: configuration)
+    }
+
+    /// Sends `head` with `body` (its length set here) and reads the answer; statuses are
+    /// returned, not thrown.
+    func send(_ head: HTTPRequestHead, body: Data?) async throws(BlobUploadError) -> HTTPReply {
+        switch transport.route(for: head.url) {
+        case .own: try await socket.send(head, body: body)
+        case .urlSession: try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
+        }
+    }
+
+    /// Sends `head` with `body` read to its end, chunked; statuses are returned, not thrown.
+    func send(_ head: HTTPRequestHead, streaming body: InputStream, expectedLength: Int64?) async throws(BlobUploadError) -> HTTPReply {
+        switch transport.route(for: head.url) {
+        case .own: try await socket.send(head, streaming: body, expectedLength: expectedLength)
+        case .urlSession: try await urlSession.send(URLRequest(head), body: .stream(body))
+        }
+    }
+
+    /// Whether a request to `url` is finished with its body when it returns, so the body may
+    /// share memory that the caller reuses afterwards (URLSession may still hold it).
+    func isDoneWithBodies(at url: URL) -> Bool {
+        transport.route(for: url).pausesDownloads
+    }
+}
