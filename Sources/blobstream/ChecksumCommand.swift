@@ -57,17 +57,18 @@ enum ChecksumCommand: Command {
         }
         // A signal cancels the calculation under way (closing its stream, so a read fails at
         // once) or, between two inputs, the next one before it starts; the command reports the
-        // interruption instead of dying silently mid-line.
-        let current = CurrentCalculation()
-        let interruption = Interruption { current.cancel() }
+        // interruption instead of dying silently mid-line. The calculator is cancelled, not its
+        // stream: a stream closed before the calculator opened it would be opened and read.
+        let current = Interrupter()
+        let interruption = Interruption { current.interrupt() }
         defer { interruption.end() }
         var status = ExitStatus.success
         for target in arguments.positional {
             let result: Result<ChecksumDigest, BlobStreamError>
             do throws(BlobStreamError) {
                 let calculator = ChecksumCalculator(algorithm: algorithm)
-                current.set(calculator)
-                defer { current.set(nil) }
+                current.watch(calculator: calculator)
+                defer { current.watch(calculator: nil) }
                 let stream = try InputArgument(target).stream()
                 result = .success(try checksum(of: stream, with: calculator, name: target, offset: offset, console: console))
             } catch {
@@ -117,31 +118,5 @@ enum ChecksumCommand: Command {
         guard name.contains("\\") || name.contains("\n") else { return "\(text)  \(name)\n" }
         let escaped = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
         return "\\\(text)  \(escaped)\n"
-    }
-}
-
-/// The calculation under way, for the signal handler to cancel. Cancelling the calculator
-/// rather than closing its stream leaves no gap: a stream closed before the calculator opened
-/// it would have been opened again (a ``BlobInputStream`` reopens after a close) and read on,
-/// while a calculator cancelled before it starts never reads.
-private final class CurrentCalculation: @unchecked Sendable {
-    private let lock = NSLock()
-    private var calculator: ChecksumCalculator?
-    private var cancelled = false
-
-    func set(_ calculator: ChecksumCalculator?) {
-        let cancelNow = lock.withLock { () -> Bool in
-            self.calculator = calculator
-            return cancelled
-        }
-        if cancelNow { calculator?.cancel() }
-    }
-
-    func cancel() {
-        let calculator = lock.withLock { () -> ChecksumCalculator? in
-            cancelled = true
-            return self.calculator
-        }
-        calculator?.cancel()
     }
 }

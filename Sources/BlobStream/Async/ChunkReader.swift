@@ -9,12 +9,11 @@ final class ChunkReader: @unchecked Sendable {
     private let refusal: BlobStreamError?
     /// Touched only by `next()`, which an iterator never runs twice at once.
     private var finished = false
+    private var listening = false
 
     init(stream: BlobInputStream) {
         self.stream = stream
         refusal = nil
-        let signal = self.signal
-        stream.observeChanges { signal.signal() }
     }
 
     init(refusing stream: BlobInputStream, with error: BlobStreamError) {
@@ -23,7 +22,7 @@ final class ChunkReader: @unchecked Sendable {
     }
 
     deinit {
-        stream.observeChanges(nil)
+        if listening { stream.observeChanges(nil) }
         stream.close()
     }
 
@@ -35,29 +34,25 @@ final class ChunkReader: @unchecked Sendable {
         }
         if stream.streamStatus == .notOpen { stream.open() }
         let stream = self.stream
-        while true {
-            if Task.isCancelled { throw finish(with: CancellationError()) }
-            signal.reset()
-            switch stream.takeBlock() {
-            case .chunk(let chunk):
-                return chunk
-            case .end:
+        do {
+            let chunk = try await stream.untilProgress(signal: signal, listening: &listening, isolation: isolation) {
+                () throws(BlobStreamError) -> BlobChunk?? in
+                switch stream.takeBlock() {
+                case .chunk(let chunk): return .some(chunk)
+                case .end: return .some(nil)
+                case .failed(let error): throw error
+                case .wait: return nil
+                }
+            }
+            if chunk == nil {
                 finished = true
                 stream.close()
-                return nil
-            case .failed(let error):
-                throw finish(with: Task.isCancelled ? CancellationError() : error)
-            case .wait:
-                nonisolated(unsafe) let closing = stream
-                await signal.wait(isolation: isolation) { closing.close() }
             }
+            return chunk
+        } catch {
+            finished = true
+            stream.close()
+            throw error
         }
-    }
-
-    /// Ends the iteration: closes the stream and returns `error` to throw.
-    private func finish(with error: any Error) -> any Error {
-        finished = true
-        stream.close()
-        return error
     }
 }

@@ -26,7 +26,7 @@ extension ChecksumCalculator {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ChecksumDigest, BlobStreamError>) -> Void
     ) {
-        guard let source = Self.eventSource(of: stream) else {
+        guard let source = stream.eventDrivingStream else {
             readInBackground(stream, delivery: delivery, progress: progress, completion: completion)
             return
         }
@@ -102,18 +102,6 @@ extension ChecksumCalculator {
     }
 
     // MARK: Internals
-
-    /// The asynchronous BlobInputStream whose events drive a calculation over `stream`, if any.
-    static func eventSource(of stream: InputStream) -> BlobInputStream? {
-        switch stream {
-        case let blob as BlobInputStream:
-            return blob.mode == .asynchronous ? blob : nil
-        case let hashing as HashingInputStream:
-            return eventSource(of: hashing.base)
-        default:
-            return nil
-        }
-    }
 
     /// Reads what can be read without waiting; finishes at the end or on an error.
     private func drain(_ run: EventRun) {

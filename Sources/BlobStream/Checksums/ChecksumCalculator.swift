@@ -79,7 +79,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         of stream: InputStream,
         progress: ((TransferProgress) -> Void)? = nil
     ) throws(BlobStreamError) -> ChecksumDigest {
-        if Self.eventSource(of: stream) != nil {
+        if stream.eventDrivingStream != nil {
             return try waitForEvents(of: stream, progress: progress)
         }
         try claim(stream)

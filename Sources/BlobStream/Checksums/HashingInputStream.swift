@@ -18,7 +18,7 @@ import Foundation
 /// Changing the offset (`.fileCurrentOffsetKey`) is refused once bytes have been hashed,
 /// because the digest would no longer describe one contiguous range. Members may be called
 /// from any thread the base allows.
-public final class HashingInputStream: InputStream, PositionedInputStream, StreamDelegate {
+public final class HashingInputStream: InputStream, PositionedInputStream, EventDrivenStream, StreamDelegate {
     /// The stream whose bytes are passed through.
     public let base: InputStream
 
@@ -82,6 +82,9 @@ public final class HashingInputStream: InputStream, PositionedInputStream, Strea
 
     /// Whether the base may be closed from any thread.
     public var closesFromAnyThread: Bool { base.canCloseFromAnyThread }
+
+    /// The base's event source: its events drive reads of this stream too.
+    package var eventSource: BlobInputStream? { base.eventDrivingStream }
 
     /// Moves the base to `offset`, before any byte has been hashed.
     /// - Throws: ``BlobStreamError/sourceFailed(resource:reason:)`` once bytes have been hashed

@@ -29,27 +29,46 @@ extension BlobInputStream {
     private func readWhenAvailable(
         into buffer: UnsafeMutableRawBufferPointer, isolation: isolated (any Actor)?
     ) async throws -> Int {
-        var signal: ChangeSignal?
-        defer { if signal != nil { observeChanges(nil) } }
-        while true {
-            if Task.isCancelled { throw cancel() }
-            signal?.reset()
+        let signal = ChangeSignal()
+        var listening = false
+        defer { if listening { observeChanges(nil) } }
+        return try await untilProgress(signal: signal, listening: &listening, isolation: isolation) {
+            () throws(BlobStreamError) -> Int? in
             let count = readAsynchronously(into: buffer)
             if count >= 0 { return count }
             let error = blobError
-            let mustWait = streamStatus == .opening || error?.isWouldBlock == true
-            guard mustWait else { throw Task.isCancelled ? cancel() : error ?? .closed }
+            guard streamStatus == .opening || error?.isWouldBlock == true else { throw error ?? .closed }
+            return nil
+        }
+    }
+
+    /// The one asynchronous wait, shared by the async `read` and ``BlobChunks``: tries
+    /// `attempt` until it has an answer, suspending the task (never a thread) while the stream
+    /// has nothing, and running a queued refill on this thread rather than waiting for one.
+    /// Starts listening to the stream's changes at the first wait unless `listening` already,
+    /// and looks once more before waiting, so a change meanwhile is not missed. Cancelling the
+    /// task closes the stream and throws `CancellationError`; an error `attempt` throws is
+    /// thrown as it is (as `CancellationError` once the task is cancelled).
+    func untilProgress<T>(
+        signal: ChangeSignal, listening: inout Bool, isolation: isolated (any Actor)?,
+        _ attempt: () throws(BlobStreamError) -> T?
+    ) async throws -> T {
+        while true {
+            if Task.isCancelled { throw cancel() }
+            signal.reset()
+            do {
+                if let answer = try attempt() { return answer }
+            } catch {
+                throw Task.isCancelled ? cancel() : error
+            }
             if runQueuedRefillHere() { continue }
-            guard let waiting = signal else {
-                // First wait: listen from now on, and look once more before waiting, so a change
-                // between the read and the registration is not missed.
-                let made = ChangeSignal()
-                observeChanges { made.signal() }
-                signal = made
+            guard listening else {
+                observeChanges { signal.signal() }
+                listening = true
                 continue
             }
             nonisolated(unsafe) let stream = self
-            await waiting.wait(isolation: isolation) { stream.close() }
+            await signal.wait(isolation: isolation) { stream.close() }
         }
     }
 

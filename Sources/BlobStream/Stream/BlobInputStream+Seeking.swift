@@ -33,45 +33,14 @@ extension BlobInputStream {
         guard newOffset >= 0 else {
             return .invalidOffset(resource: dataSource.resourceName, offset: newOffset, length: length)
         }
-        readerLock.lock()
-        defer { readerLock.unlock() }
         lock.lock()
-        switch state.status {
-        case .notOpen, .opening:
-            state.offset = newOffset
-            lock.unlock()
-            return nil
-        case .open, .atEnd:
-            if let length = state.knownLength, newOffset > length {
-                lock.unlock()
-                return .invalidOffset(resource: dataSource.resourceName, offset: newOffset, length: length)
-            }
-            if state.status == .atEnd, newOffset == state.offset {
-                // Already there: the pass has ended and said so once.
-                lock.unlock()
-                return nil
-            }
-            cache.discard()
-            state.offset = newOffset
-            state.generation += 1
-            state.status = .open
-            var needsRefill = announceReadability()
-            if state.awaitingSignal {
-                // The parked refill waits for a wake-up that concerns the old offset and may
-                // never come: read at the new one now. A late wake-up finds nothing parked.
-                state.awaitingSignal = false
-                needsRefill = true
-            }
-            lock.unlock()
-            if needsRefill { scheduleRefill() }
-            return nil
-        case .error:
-            let error = state.error ?? .closed
-            lock.unlock()
-            return error
-        default:
-            lock.unlock()
-            return .closed
-        }
+        enterReader()
+        var effects = StreamEffects()
+        let refusal = machine.seek(to: newOffset, &effects)
+        commit(effects)
+        leaveReader()
+        lock.unlock()
+        perform(effects)
+        return refusal
     }
 }

@@ -63,7 +63,7 @@ import Foundation
 /// ## Threads
 /// Every member may be called from any thread. `close()` from another thread makes a blocked
 /// synchronous read return -1 promptly.
-public final class BlobInputStream: InputStream, PositionedInputStream {
+public final class BlobInputStream: InputStream, PositionedInputStream, EventDrivenStream {
     /// How the stream waits for its source.
     public enum Mode: Sendable {
         /// `open` and `read` block until the source answers. What URLSession needs.
@@ -132,10 +132,10 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     }
 
     /// The blob's length in bytes once the stream is open, if the source knows it.
-    public var length: Int64? { lock.withLock { state.description?.length } }
+    public var length: Int64? { lock.withLock { machine.description?.length } }
 
     /// The offset of the next byte `read` returns.
-    public var offset: Int64 { lock.withLock { state.offset } }
+    public var offset: Int64 { lock.withLock { machine.offset } }
 
     /// The source's ``BlobDataSource/resourceName``: the path, URL or identifier.
     public var resourceName: String { dataSource.resourceName }
@@ -143,33 +143,25 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     /// Always `true`: `close()` may come from any thread and wakes a blocked read.
     public var closesFromAnyThread: Bool { true }
 
+    /// Itself in asynchronous mode, whose events say when it can be read.
+    package var eventSource: BlobInputStream? { mode == .asynchronous ? self : nil }
+
     /// The typed form of ``streamError``.
-    public var blobError: BlobStreamError? { lock.withLock { state.error ?? state.transientError } }
+    public var blobError: BlobStreamError? { lock.withLock { machine.error } }
 
     // MARK: State
 
-    /// Guards `state` and the configuration; its condition wakes waiting synchronous calls.
+    /// The stream's one lock: guards `machine` and the configuration; its condition is the one
+    /// every waiting call (a synchronous open, read or reopen, a reader waiting for its turn,
+    /// a close waiting out a delivery) waits on.
     let lock = NSCondition()
-    let state = StreamState()
-    /// Held for the whole of a read (and a seek), so two readers never share the cache.
-    let readerLock = NSLock()
-    /// The cache; touched only with `readerLock` held, or by the one asynchronous refill.
-    var cache = BlockCache(capacity: 0)
-    /// The blocks ``takeBlock()`` hands out come from here and return here; made at the first
-    /// take, with the block size fixed at open. Guarded by `lock`.
-    var chunkPool: ChunkBufferPool?
-    /// Held while the stream closes its source (see `closeSource()`). Recursive: a source may
-    /// complete a pending open from inside `close`, and that completion may close it again.
-    let sourceCloseLock = NSRecursiveLock()
+    /// Everything the stream knows, and every decision it makes (see ``StreamMachine``).
+    var machine: StreamMachine
     /// This stream's number as a user of its source (``SourceOwnership``): what it defers past
     /// its close reaches only its own use of the source, never the next stream's.
     let sourceTenant = SourceOwnership.newTenant()
-    /// Held while an event reaches the delegate, so `close()` can wait out a delivery in
-    /// progress and none starts after it. Recursive: delegates call `close()` from events.
-    let deliveryLock = NSRecursiveLock()
-    /// The `whenReadable` callbacks handed to the source, made once rather than on every read.
-    private(set) var signalReader: @Sendable () -> Void = {}
-    private(set) var signalRefill: @Sendable () -> Void = {}
+    /// The `whenReadable` callback handed to the source, made once rather than on every read.
+    private(set) var signalSource: @Sendable () -> Void = {}
     /// Where asynchronous refills run after a source calls back, off the source's own thread:
     /// serial per stream, on one of the few ``SharedWorkQueues``, so hundreds of streams share
     /// a few threads instead of each getting one of its own.
@@ -194,10 +186,10 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
         self.mode = mode
         let preferred = max(1, dataSource.preferredBlockSize)
         configuredBlockSize = mode == .asynchronous ? max(preferred, Self.minimumAsynchronousBlockSize) : preferred
+        machine = StreamMachine(mode: mode, resource: dataSource.resourceName)
         super.init(data: Data())
         let stream = WeakReference(self)
-        signalReader = { stream.object?.sourceSignalledSynchronousReader() }
-        signalRefill = { stream.object?.sourceSignalledRefill() }
+        signalSource = { stream.object?.transition { machine, effects in machine.sourceSignalled(&effects) } }
         dispatcher.deliver = { event in stream.object?.deliverToDelegate(event) }
     }
 
@@ -228,9 +220,7 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
 
     deinit {
         dispatcher.removeAll()
-        if state.sourceIsOpen || state.status == .opening {
-            closeSource(final: true)
-        }
+        if machine.holdsSource { closeSource(final: true) }
         SourceOwnership.release(dataSource, by: sourceTenant)
     }
 
@@ -258,7 +248,7 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     /// `.notOpen`, `.opening`, `.open`, `.reading` (during a synchronous read), `.atEnd`,
     /// `.closed` or `.error`.
     public override var streamStatus: Stream.Status {
-        lock.withLock { state.status }
+        lock.withLock { machine.status }
     }
 
     /// The ``BlobStreamError`` that stopped the stream, or that made the last read return -1.
@@ -319,20 +309,26 @@ public final class BlobInputStream: InputStream, PositionedInputStream {
     public override var hasBytesAvailable: Bool {
         lock.withLock {
             switch mode {
-            case .synchronous: return !state.isAtRealEnd
-            case .asynchronous: return cache.count > 0
+            case .synchronous: return machine.phase != .atEnd
+            case .asynchronous: return machine.cache.count > 0
             }
         }
     }
 
     // MARK: Delivery
 
+    /// Hands `event` to the delegate, one delivery at a time, and none once the stream is
+    /// closed: `close()` waits out a delivery in progress (see ``closeStream()``).
     private func deliverToDelegate(_ event: Stream.Event) {
-        deliveryLock.lock()
-        defer { deliveryLock.unlock() }
-        let delegate: (any StreamDelegate)? = lock.withLock {
-            state.status == .closed ? nil : configuredDelegate
-        }
+        let thread = Turn.currentThread
+        lock.lock()
+        wait { $0.delivery.admits(thread) }
+        machine.delivery.enter(thread)
+        let delegate = machine.phase.isClosed ? nil : configuredDelegate
+        lock.unlock()
         delegate?.stream(self, handle: event)
+        lock.lock()
+        if machine.delivery.leave() { lock.broadcast() }
+        lock.unlock()
     }
 }

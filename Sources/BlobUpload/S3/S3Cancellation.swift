@@ -10,7 +10,7 @@ import Synchronization
 final class S3Cancellation: Sendable {
     private struct State {
         var cancelled = false
-        var streams: [ObjectIdentifier: CloseOnCancel] = [:]
+        var streams: [ObjectIdentifier: Interrupter] = [:]
     }
 
     /// The requests' cancellation: the connections in use.
@@ -29,7 +29,7 @@ final class S3Cancellation: Sendable {
             return Array(state.streams.values)
         }
         requests.cancel()
-        streams.forEach { $0.close() }
+        streams.forEach { $0.interrupt() }
         condition.lock()
         condition.broadcast()
         condition.unlock()
@@ -37,13 +37,13 @@ final class S3Cancellation: Sendable {
 
     /// Records a stream being read; closed on cancel only if it may be closed from any thread.
     func watch(_ stream: InputStream) {
-        guard (stream as? any PositionedInputStream)?.closesFromAnyThread == true else { return }
-        let closable = CloseOnCancel(stream)
+        guard stream.canCloseFromAnyThread else { return }
+        let interrupter = Interrupter(watching: stream)
         let cancelled = state.withLock { state in
-            state.streams[ObjectIdentifier(stream)] = closable
+            state.streams[ObjectIdentifier(stream)] = interrupter
             return state.cancelled
         }
-        if cancelled { closable.close() }
+        if cancelled { interrupter.interrupt() }
     }
 
     /// Forgets `stream`.
@@ -61,12 +61,4 @@ final class S3Cancellation: Sendable {
         }
         return !isCancelled
     }
-}
-
-/// A stream that promised it may be closed from any thread (`closesFromAnyThread`).
-private final class CloseOnCancel: @unchecked Sendable {
-    // Only ever closed, which the stream allows from any thread.
-    private let stream: InputStream
-    init(_ stream: InputStream) { self.stream = stream }
-    func close() { stream.close() }
 }

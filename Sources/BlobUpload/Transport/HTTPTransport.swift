@@ -38,6 +38,12 @@ enum HTTPBody {
     /// A stream body: URLSession opens and reads it on its own queue, and on Linux always
     /// sends it with `Transfer-Encoding: chunked`.
     case stream(InputStream)
+
+    /// The stream of a stream body.
+    var stream: InputStream? {
+        if case .stream(let stream) = self { return stream }
+        return nil
+    }
 }
 
 /// One URLSession that turns each request into an `async` call, cancelled with the calling
@@ -109,7 +115,7 @@ final class HTTPTransport: Sendable {
         }
         let call = PendingCall(
             method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
-            interrupter: BodyInterrupter(body))
+            interrupter: Interrupter(watching: body.stream))
         let guardian = RedirectGuard(call: call, refuses: hasBody)
         let (session, submitQueue) = (self.session, self.submitQueue)
         let submitted = request
@@ -141,7 +147,9 @@ final class HTTPTransport: Sendable {
 private final class PendingCall: Sendable {
     let method: String
     let url: URL
-    private let interrupter: BodyInterrupter
+    /// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
+    /// frees that queue.
+    private let interrupter: Interrupter
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -151,7 +159,7 @@ private final class PendingCall: Sendable {
         var result: Result<HTTPReply, BlobUploadError>?
     }
 
-    init(method: String, url: URL, interrupter: BodyInterrupter) {
+    init(method: String, url: URL, interrupter: Interrupter) {
         self.method = method
         self.url = url
         self.interrupter = interrupter
@@ -273,25 +281,5 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         case nil:
             completionHandler(nil)
         }
-    }
-}
-
-/// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
-/// frees that queue: a ``PositionedInputStream`` may say that it can be closed from any
-/// thread. Other streams promise no such thing and are left alone.
-private final class BodyInterrupter: @unchecked Sendable {
-    // Only ever closed, and only when the stream allows that from any thread.
-    private let stream: InputStream?
-
-    init(_ body: HTTPBody) {
-        if case .stream(let stream) = body {
-            self.stream = (stream as? any PositionedInputStream)?.closesFromAnyThread == true ? stream : nil
-        } else {
-            stream = nil
-        }
-    }
-
-    func interrupt() {
-        stream?.close()
     }
 }

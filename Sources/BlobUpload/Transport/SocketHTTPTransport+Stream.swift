@@ -201,16 +201,15 @@ private enum BodyStop: Error {
 /// another thread only closes it to end a waiting read, when the stream allows that.
 private final class StreamBody: @unchecked Sendable {
     let stream: InputStream
+    private let interrupter: Interrupter
 
     init(_ stream: InputStream) {
         self.stream = stream
+        interrupter = Interrupter(watching: stream)
     }
 
-    /// Ends a read that waits, for a cancelled upload: only a ``PositionedInputStream`` that
-    /// says it can be closed from any thread is; other streams promise no such thing.
+    /// Ends a read that waits, for a cancelled upload (see ``Interrupter``).
     func interrupt() {
-        if (stream as? any PositionedInputStream)?.closesFromAnyThread == true {
-            stream.close()
-        }
+        interrupter.interrupt()
     }
 }
