@@ -163,11 +163,37 @@ public final class TusServerProcess: Sendable {
         process.withLock { process in
             guard let running = process else { return }
             if running.isRunning {
-                kill(running.processIdentifier, signal)
-                running.waitUntilExit()
+                let pid = running.processIdentifier
+                kill(pid, signal)
+                // Not `waitUntilExit()`: it spins the calling thread's run loop until Foundation
+                // reaps the child, and a full suite run once left the child a zombie that
+                // Foundation never reaped, spinning one core for good. Its exit is seen here
+                // directly; a server that does not go within 10 s is killed.
+                if !Self.waitForExit(of: running, seconds: 10) {
+                    kill(pid, SIGKILL)
+                    _ = Self.waitForExit(of: running, seconds: 5)
+                }
             }
             process = nil
         }
         try? FileManager.default.removeItem(atPath: dataDirectory + ".pid")
+    }
+
+    /// Whether `process` exited (Foundation says so, or it is gone or a zombie) within `seconds`.
+    private static func waitForExit(of process: Process, seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if !process.isRunning || hasExited(process.processIdentifier) { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
+    /// Whether `pid` is gone, or a zombie waiting to be reaped (`/proc/PID/stat` state `Z`).
+    private static func hasExited(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 }

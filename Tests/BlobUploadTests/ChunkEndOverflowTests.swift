@@ -34,7 +34,7 @@ import Testing
     /// The reader alone: the chunk at an offset less than a chunk before the end holds the
     /// bytes up to the end.
     @Test func theChunkLessThanAChunkBeforeTheEndOfAHugeSourceEndsAtItsEnd() async throws {
-        let reader = ChunkReader(source: Self.source, chunkSize: 64)
+        let reader = TusChunkReader(source: Self.source, chunkSize: 64)
         #expect(try await reader.start(at: Self.length - 10) == Self.length)
         try await reader.prepareChunk(at: Self.length - 10)
         #expect(reader.current.start == Self.length - 10 && reader.current.count == 10)
@@ -43,7 +43,7 @@ import Testing
 
     /// The chunk read ahead near the end of a huge source stops at its end too.
     @Test func theChunkReadAheadNearTheEndOfAHugeSourceEndsAtItsEnd() async throws {
-        let reader = ChunkReader(source: Self.source, chunkSize: 64)
+        let reader = TusChunkReader(source: Self.source, chunkSize: 64)
         #expect(try await reader.start(at: Self.length - 100) == Self.length)
         try await reader.prepareChunk(at: Self.length - 100)
         #expect(reader.current.start == Self.length - 100 && reader.current.count == 64)

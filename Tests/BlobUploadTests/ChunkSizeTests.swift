@@ -7,7 +7,7 @@ import Testing
 /// size out of bounds is a typed error before anything is sent.
 @Suite struct ChunkSizeTests {
     @Test func theBuffersHoldNoMoreThanTheSource() async throws {
-        let reader = ChunkReader(source: ScriptedTus.source(3000), chunkSize: TusUploadOptions.maxChunkSize)
+        let reader = TusChunkReader(source: ScriptedTus.source(3000), chunkSize: TusUploadOptions.maxChunkSize)
         #expect(try await reader.start(at: 0) == 3000)
         #expect(reader.bufferCapacity == 3000)
         try await reader.prepareChunk(at: 1000)

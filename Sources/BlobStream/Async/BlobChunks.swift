@@ -101,17 +101,17 @@ public struct BlobChunks: AsyncSequence, @unchecked Sendable {
     public func makeAsyncIterator() -> AsyncIterator {
         switch origin {
         case .source(let source):
-            return AsyncIterator(reader: ChunkReader(stream: makeStream(over: source, at: startOffset)))
+            return AsyncIterator(reader: ChunksIteration(stream: makeStream(over: source, at: startOffset)))
         case .stream(let stream):
-            guard stream.mode == .synchronous else { return AsyncIterator(reader: ChunkReader(stream: stream)) }
+            guard stream.mode == .synchronous else { return AsyncIterator(reader: ChunksIteration(stream: stream)) }
             guard stream.streamStatus == .notOpen else {
-                return AsyncIterator(reader: ChunkReader(refusing: stream, with: .sourceFailed(
+                return AsyncIterator(reader: ChunksIteration(refusing: stream, with: .sourceFailed(
                     resource: stream.resourceName,
                     reason: "a synchronous stream that is already open cannot be read without blocking; pass it unopened, or in asynchronous mode")))
             }
             let replacement = makeStream(over: stream.dataSource, at: stream.offset)
             replacement.maxConsecutiveReopens = stream.maxConsecutiveReopens
-            return AsyncIterator(reader: ChunkReader(stream: replacement))
+            return AsyncIterator(reader: ChunksIteration(stream: replacement))
         }
     }
 
@@ -124,7 +124,7 @@ public struct BlobChunks: AsyncSequence, @unchecked Sendable {
 
     /// Reads the chunks of one iteration.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let reader: ChunkReader
+        let reader: ChunksIteration
 
         /// The next chunk, or `nil` at the end of the blob (and after an error was thrown).
         /// - Throws: `CancellationError` when the task is cancelled, else a ``BlobStreamError``.

@@ -2,7 +2,7 @@ import BlobStream
 import Foundation
 
 /// The one way an upload reads its source's stream into request bodies, for tus chunks
-/// (``ChunkReader``) and S3 parts (``S3PartReader``) alike: reads that fill a buffer, hashing
+/// (``TusChunkReader``) and S3 parts (``S3PartReader``) alike: reads that fill a buffer, hashing
 /// as they go; the one end check; the one rule that carries live data past a full buffer.
 /// Each reader keeps only its own bookkeeping (which chunk, which part, which buffer).
 enum BodyReading {

@@ -6,7 +6,7 @@ extension InputStream {
     /// typed ``BlobStreamError`` (which names its own resource and offset), else the stream's
     /// `streamError` text, with `offset` when the reader knows it.
     func uploadFailure(resource: String, at offset: Int64?) -> BlobUploadError {
-        if let positioned = self as? any PositionedInputStream, let error = positioned.blobError {
+        if let typed = self as? any TypedErrorStream, let error = typed.blobError {
             return .source(error)
         }
         let reason = streamError?.localizedDescription ?? "the stream failed"

@@ -73,7 +73,7 @@ final class S3PartReader: @unchecked Sendable {
             defer { first.stream.close() }
             throw .transfer(source.explaining(first.stream.uploadFailure(resource: source.name, at: 0)))
         }
-        let opened = (first.stream as? any PositionedInputStream)?.length
+        let opened = (first.stream as? any MeasuredStream)?.length
         if let declared = source.length, let opened, declared != opened {
             first.stream.close()
             throw .transfer(.lengthMismatch(url: source.name, serverLength: declared, sourceLength: opened))

@@ -83,7 +83,7 @@ public final class StreamedUploader: Sendable {
     ) {
         self.headerProvider = headerProvider
         client = UploadHTTPClient(
-            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
+            transport: transport, configuration: configuration ?? URLSessionUploadTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
             rateLimit: rateLimit)
     }
 
@@ -233,14 +233,14 @@ private final class BodyProbe: @unchecked Sendable {
     // `stream` is looked at only after the transfer completed, when URLSession no longer
     // touches it; `positioned` (the same object) only through members that are thread-safe.
     private let stream: InputStream
-    private let positioned: (any PositionedInputStream)?
+    private let positioned: (any MeasuredStream)?
 
     init(_ stream: InputStream) {
         self.stream = stream
-        positioned = stream as? any PositionedInputStream
+        positioned = stream as? any MeasuredStream
     }
 
-    /// The bytes read from a ``PositionedInputStream`` body so far, or `nil` for another stream.
+    /// The bytes read from a ``MeasuredStream`` body so far, or `nil` for another stream.
     var bytesRead: Int64? { positioned?.offset }
 
     /// Calls `report` every 100 ms with ``bytesRead`` until the returned timer is cancelled;

@@ -15,7 +15,7 @@ final class UploadHTTPClient: Sendable {
     /// The most bytes per second request bodies go out at (see ``RateLimit``).
     let rateLimit: RateLimit?
     private let socket: SocketHTTPTransport
-    private let urlSession: HTTPTransport
+    private let urlSession: URLSessionUploadTransport
 
     /// - Parameters:
     ///   - configuration: URLSession's; its `timeoutIntervalForRequest` bounds the own client's
@@ -30,7 +30,7 @@ final class UploadHTTPClient: Sendable {
         socket = SocketHTTPTransport(
             timeout: configuration.timeoutIntervalForRequest, minimumSpeed: minimumSpeed, trust: transport.trust.configuration,
             rateLimit: rateLimit)
-        urlSession = HTTPTransport(configuration: configuration)
+        urlSession = URLSessionUploadTransport(configuration: configuration)
     }
 
     /// Sends `head` with `body` (its length set here) and reads the answer; statuses are

@@ -82,7 +82,7 @@ public final class TusClient: Sendable {
         self.headers = headers
         self.headerProvider = headerProvider
         client = UploadHTTPClient(
-            transport: transport, configuration: configuration ?? HTTPTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
+            transport: transport, configuration: configuration ?? URLSessionUploadTransport.defaultConfiguration(), minimumSpeed: minimumSpeed,
             rateLimit: rateLimit)
     }
 

@@ -13,7 +13,7 @@ final class TusUpload {
     let source: UploadSource
     let options: TusUploadOptions
     let emit: @Sendable (TusUploadEvent) -> Void
-    let reader: ChunkReader
+    let reader: TusChunkReader
 
     var uploadURL: URL?
     /// The source's length; `nil` while live data has not reached its end.
@@ -52,7 +52,7 @@ final class TusUpload {
         self.source = source
         self.options = options
         self.emit = events
-        reader = ChunkReader(source: source, chunkSize: options.chunkSize)
+        reader = TusChunkReader(source: source, chunkSize: options.chunkSize)
     }
 
     func run(resuming existing: URL?) async throws(BlobUploadError) -> TusUploadResult {

@@ -2,7 +2,7 @@ import Foundation
 
 /// One iteration of ``BlobChunks``: takes blocks from its asynchronous stream, suspends the task
 /// while none is there, and closes the stream when the iteration ends or is dropped.
-final class ChunkReader: @unchecked Sendable {
+final class ChunksIteration: @unchecked Sendable {
     private let stream: BlobInputStream
     private let signal = ChangeSignal()
     /// Why the iteration cannot even start, reported by the first `next()`.

@@ -55,9 +55,9 @@ enum HTTPBody {
 /// delegate makes FoundationNetworking post a `didSendBodyData` operation to its delegate
 /// queue for every 64 KiB it sends — a thread hop each time, which halves the throughput of
 /// a large upload. Progress is measured by the callers instead.
-final class HTTPTransport: Sendable {
+final class URLSessionUploadTransport: Sendable {
     private let session: URLSession
-    private let submitQueue = DispatchQueue(label: "BlobUpload.HTTPTransport.submit")
+    private let submitQueue = DispatchQueue(label: "BlobUpload.URLSessionUploadTransport.submit")
 
     init(configuration: URLSessionConfiguration) {
         session = URLSession(configuration: configuration)

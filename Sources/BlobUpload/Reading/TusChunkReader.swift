@@ -21,10 +21,10 @@ import Synchronization
 /// Blocking stream calls run on a private serial queue, never on the caller's thread, so
 /// `async` callers do not tie up Swift's cooperative pool. The methods are called one at a
 /// time by one upload.
-final class ChunkReader: @unchecked Sendable {
+final class TusChunkReader: @unchecked Sendable {
     let source: UploadSource
     let chunkSize: Int
-    private let queue = DispatchQueue(label: "BlobUpload.ChunkReader")
+    private let queue = DispatchQueue(label: "BlobUpload.TusChunkReader")
     let interrupter = Interrupter()
 
     /// A buffer and the range of the source it holds.
@@ -80,7 +80,7 @@ final class ChunkReader: @unchecked Sendable {
     func start(at offset: Int64) async throws(BlobUploadError) -> Int64 {
         try await onQueue { reader throws(BlobUploadError) in
             try reader.reposition(to: offset)
-            let length = reader.source.length ?? (reader.stream as? any PositionedInputStream)?.length
+            let length = reader.source.length ?? (reader.stream as? any MeasuredStream)?.length
             guard let length else { throw .lengthUnknown(source: reader.source.name) }
             reader.total = length
             try reader.allocateBuffers(for: length)
@@ -161,7 +161,7 @@ final class ChunkReader: @unchecked Sendable {
     // MARK: On the queue
 
     func onQueue<T: Sendable>(
-        _ work: @escaping @Sendable (ChunkReader) throws(BlobUploadError) -> T
+        _ work: @escaping @Sendable (TusChunkReader) throws(BlobUploadError) -> T
     ) async throws(BlobUploadError) -> T {
         let reader = self
         let interrupter = self.interrupter

@@ -1,10 +1,10 @@
 import BlobStream
 import Foundation
 
-/// The stream side of a ``ChunkReader``: positioning its stream at an offset (opening a new one,
+/// The stream side of a ``TusChunkReader``: positioning its stream at an offset (opening a new one,
 /// seeking, or reading and dropping), reading bytes from it into a buffer, and making sure it
 /// ends where the source's length says. Called on the reader's queue only.
-extension ChunkReader {
+extension TusChunkReader {
     /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`; at the
     /// source's end, makes sure the stream has no more bytes.
     func fill(_ slot: inout Slot, to end: Int64) throws(BlobUploadError) {
@@ -42,7 +42,7 @@ extension ChunkReader {
         current.count = 0
         prefetched = false
         if let open = stream, streamOffset != offset {
-            if let positioned = open as? any PositionedInputStream, (try? positioned.seek(to: offset)) != nil {
+            if let seekable = open as? any SeekableStream, (try? seekable.seek(to: offset)) != nil {
                 streamOffset = offset
             } else if streamOffset > offset {
                 closeStream()
@@ -60,7 +60,7 @@ extension ChunkReader {
                 throw failure
             }
             let declared = total ?? source.length
-            if let opened = positioned.stream as? any PositionedInputStream, let length = opened.length, let declared, length != declared {
+            if let opened = positioned.stream as? any MeasuredStream, let length = opened.length, let declared, length != declared {
                 closeStream()
                 throw .lengthMismatch(url: source.name, serverLength: declared, sourceLength: length)
             }

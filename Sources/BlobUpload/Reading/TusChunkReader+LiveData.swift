@@ -12,7 +12,7 @@ import Foundation
 /// Nothing can be read again: a chunk is prepared only from bytes the buffers still hold (the
 /// current chunk, the one read ahead). An offset before them fails with
 /// ``BlobUploadError/notReplayable(source:offset:available:)``, never with other bytes.
-extension ChunkReader {
+extension TusChunkReader {
     /// Opens the live source's one stream, at its first byte, and allocates buffers of a
     /// whole chunk (the length is unknown).
     func startLive() async throws(BlobUploadError) {
