@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-// The package's one layer of system calls, in the manner of apple/swift-system's
+// The layer of system calls, in the manner of apple/swift-system's
 // Internals/Syscalls.swift: each C call is wrapped once, by a file-scope function here, where
 // its name resolves to the C library on every platform without naming the module (Glibc, Musl
 // or Darwin) and without being shadowed by a method of the same name (`read`, `pread`, `open`).

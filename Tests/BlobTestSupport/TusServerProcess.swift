@@ -167,8 +167,8 @@ public final class TusServerProcess: Sendable {
                 kill(pid, signal)
                 // Not `waitUntilExit()`: it spins the calling thread's run loop until Foundation
                 // reaps the child, and a full suite run once left the child a zombie that
-                // Foundation never reaped, spinning one core for good. Its exit is seen here
-                // directly; a server that does not go within 10 s is killed.
+                // Foundation never reaped, spinning one core for good. A server that does not
+                // go within 10 s is killed.
                 if !Self.waitForExit(of: running, seconds: 10) {
                     kill(pid, SIGKILL)
                     _ = Self.waitForExit(of: running, seconds: 5)
@@ -179,12 +179,19 @@ public final class TusServerProcess: Sendable {
         try? FileManager.default.removeItem(atPath: dataDirectory + ".pid")
     }
 
-    /// Whether `process` exited (Foundation says so, or it is gone or a zombie) within `seconds`.
+    /// Whether `process` exited within `seconds`: as Foundation says once it reaped the child
+    /// (its port is free then), or, should Foundation leave it a zombie, after 5 s of that.
     private static func waitForExit(of process: Process, seconds: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
+        var zombieSince: Date?
         while Date() < deadline {
-            if !process.isRunning || hasExited(process.processIdentifier) { return true }
-            Thread.sleep(forTimeInterval: 0.02)
+            if !process.isRunning { return true }
+            if hasExited(process.processIdentifier) {
+                let since = zombieSince ?? Date()
+                zombieSince = since
+                if Date().timeIntervalSince(since) > 5 { return true }
+            }
+            Thread.sleep(forTimeInterval: 0.01)
         }
         return false
     }

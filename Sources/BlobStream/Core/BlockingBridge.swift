@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 
-// The package's one bridge each way between blocking and `async` code: blocking work awaited
+// One bridge each way between blocking and `async` code: blocking work awaited
 // off Swift's cooperative pool (``withBlockingWork(at:onCancel:_:)``), and a thread blocked
 // until a value arrives (``Handoff``) or `async` work ends (``waitForAsync(_:)``). Why the pool
 // must never block: README, "Events and threads".

@@ -4,7 +4,7 @@ internal import HTTP1
 import Synchronization
 
 /// The cancellation state of one S3 operation, shared by its worker threads: cancelling
-/// interrupts every connection in use (``requests``, the package's one request cancellation)
+/// interrupts every connection in use (``requests``)
 /// and every stream being read that can be closed from any thread, and wakes every retry wait,
 /// so the workers stop at once.
 final class S3Cancellation: Sendable {

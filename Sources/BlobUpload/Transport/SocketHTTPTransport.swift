@@ -4,7 +4,7 @@ import Foundation
 internal import HTTP1
 import Synchronization
 
-/// tus requests and streamed PUTs on the package's one HTTP/1.1 client (``HTTP1Connection``,
+/// tus requests and streamed PUTs on the package's own HTTP/1.1 client (``HTTP1Connection``,
 /// plain or TLS): one kept-alive connection per endpoint, request bodies written with `send`
 /// straight from the caller's memory, on the one request loop (keep-alive reuse, one resend of
 /// a request that a kept-alive connection lost before any answer).

@@ -7,7 +7,7 @@ internal import HTTP1
 
 /// How the upload clients (tus, the streamed PUT) send a request: over the package's own
 /// HTTP/1.1 client or URLSession, as ``Transport/route(for:)`` says — the one place an upload
-/// chooses. Both carriers follow the package's one redirect rule (``HTTPReply/redirect(hasBody:followed:)``)
+/// chooses. Both carriers follow the redirect rule (``HTTPReply/redirect(hasBody:followed:)``)
 /// and keep at most ``HTTPReply/maxKeptBody`` of an answer.
 final class UploadHTTPClient: Sendable {
     /// How requests travel.

@@ -2,7 +2,7 @@ import Foundation
 internal import HTTP1
 
 /// The upload clients' reading of ``HTTPRedirectPolicy/upload`` (tus and the streamed PUT, on
-/// either transport): the package's one redirect rule, its refusals as upload errors.
+/// either transport): its refusals as upload errors.
 extension HTTPReply {
     /// Where to send this answer's request again, `nil` when the answer is no redirect to
     /// follow, or the refusal: ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``

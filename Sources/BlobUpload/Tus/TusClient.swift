@@ -49,7 +49,7 @@ public final class TusClient: Sendable {
     public var rateLimit: RateLimit? { client.rateLimit }
     let client: UploadHTTPClient
 
-    /// How a client's requests travel: the package's one ``BlobTransport/Transport``.
+    /// How a client's requests travel: ``BlobTransport/Transport``.
     public typealias Transport = BlobTransport.Transport
 
     /// Creates a client for the tus server whose creation URL is `endpoint`.

@@ -1,7 +1,7 @@
 import Foundation
 
 extension HTTPDataSource {
-    /// How an ``HTTPDataSource`` talks to the server: the package's one ``BlobTransport/Transport``.
+    /// How an ``HTTPDataSource`` talks to the server: ``BlobTransport/Transport``.
     public typealias Transport = BlobTransport.Transport
 
     /// The settings of an ``HTTPDataSource``. The defaults suit a blob of any size on a healthy

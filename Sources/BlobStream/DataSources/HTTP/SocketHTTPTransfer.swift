@@ -108,7 +108,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
         return fields
     }
 
-    /// Runs `head` on the package's one request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``);
+    /// Runs `head` on the request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``);
     /// `mayRenew`: a 401 or 403 is ``Stop/refused(statusCode:)``.
     private func exchange(_ head: HTTPRequestHead, mayRenew: Bool) throws(Stop) {
         guard let endpoint = head.endpoint else {

@@ -170,7 +170,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     }
 
     /// URLSession is about to follow a redirect: it never does. The source decides, by the
-    /// package's one rule (``HTTPRedirectPolicy``), as for the socket transport, and sends a new
+    /// redirect rule (``HTTPRedirectPolicy``), as for the socket transport, and sends a new
     /// request if it follows; this task then ends at the redirect.
     func redirect(status: Int, location: String?) {
         guard let location, finish() else { return }
