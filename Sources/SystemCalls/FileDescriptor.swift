@@ -130,11 +130,18 @@ package final class FileDescriptor: Sendable {
         nothingOrErrno { systemFsync(raw) }
     }
 
-    /// Waits for an exclusive `flock(2)` on the file, held until the last descriptor of this
-    /// open is closed (the object goes away): other opens of the file, in this process or
-    /// another, wait meanwhile. A process that dies releases it.
-    package func lockExclusively() -> Errno? {
-        nothingOrErrno { systemLock(raw, LOCK_EX) }
+    /// Takes an exclusive `flock(2)` on the file, held until the last descriptor of this open
+    /// is closed (the object goes away), trying every 10 ms for at most `seconds`: a holder
+    /// that is stopped (Ctrl-Z) or stuck never holds the caller for good. A process that dies
+    /// releases it. Fails with an `isWouldBlock` errno when the time ran out.
+    package func lockExclusively(waitingAtMost seconds: Double) -> Errno? {
+        var triesLeft = max(1, Int(seconds * 100))
+        while true {
+            let failure = nothingOrErrno { systemLock(raw, LOCK_EX | LOCK_NB) }
+            triesLeft -= 1
+            guard let failure, failure.isWouldBlock, triesLeft > 0 else { return failure }
+            usleep(10_000)
+        }
     }
 
     /// Whether `O_NONBLOCK` is set: a read or write then never waits; `nil` when `fcntl` fails.

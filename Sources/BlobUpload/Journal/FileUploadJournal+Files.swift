@@ -16,7 +16,9 @@ extension FileUploadJournal {
         case .failure(let failure): throw .unavailable(path: lockPath, operation: "open", errno: failure.rawValue)
         case .success(let opened): lock = opened
         }
-        if let failure = lock.lockExclusively() {
+        // Another process holds it for a moment only (one small write); one that holds it for
+        // longer is stopped or stuck, and the upload goes on without the journal.
+        if let failure = lock.lockExclusively(waitingAtMost: 5) {
             throw .unavailable(path: lockPath, operation: "flock", errno: failure.rawValue)
         }
         // The lock is held until `lock` goes away, after the body.
