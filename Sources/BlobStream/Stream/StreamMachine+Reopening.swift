@@ -19,7 +19,9 @@ extension StreamMachine {
     }
 
     mutating func reopenCompleted(_ result: Result<BlobSourceDescription, BlobStreamError>, _ effects: inout StreamEffects) {
-        guard reopen == .running, isReadable else {
+        // At the end (a seek there while the reopen ran), the reopen still completes: a seek
+        // back refills from the reopened source.
+        guard reopen == .running, isReadable || phase == .atEnd else {
             if case .success = result { effects.closeSource(final: phase.isClosed) }
             return
         }
@@ -47,6 +49,8 @@ extension StreamMachine {
         if let failure {
             refill = .idle
             fail(failure, &effects)
+        } else if phase == .atEnd {
+            refill = .idle
         } else {
             queueRefill(&effects)
         }

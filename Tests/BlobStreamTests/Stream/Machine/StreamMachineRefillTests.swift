@@ -130,6 +130,35 @@ import BlobTestSupport
         #expect(next.offset == 40)
     }
 
+    /// A seek to the end while a refill waits for a reopen: the reopen still completes (the
+    /// source is open, nothing is refilled at the end), and a seek back refills from there.
+    /// Before, the completion was dropped and the stream never read again.
+    @Test func aSeekToTheEndDuringAReopenLeavesTheStreamReadableAfterASeekBack() throws {
+        var machine = H.opened(.asynchronous, identity: "v1")
+        _ = machine.claimQueuedRefill(1)
+        let read = try #require(machine.nextRefillStep().read)
+        var effects = StreamEffects()
+        _ = machine.refillReturned(.invalidated, region: read.region, at: 0, generation: read.generation, &effects)
+        _ = machine.beginReopen(maxReopens: 5, &effects)
+        machine.endSourceCall(&effects)
+        var toEnd = StreamEffects()
+        let toEndRefusal = machine.seek(to: 100, &toEnd)
+        #expect(toEndRefusal == nil)
+        var done = StreamEffects()
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v1")), &done)
+        #expect(machine.reopen == .idle)
+        #expect(machine.refill == .idle)
+        #expect(done.closeSource == nil, "the reopened source is kept, not closed")
+        var back = StreamEffects()
+        let backRefusal = machine.seek(to: 10, &back)
+        #expect(backRefusal == nil)
+        let ticket = try #require(back.scheduleRefill, "a seek back refills")
+        let claimed = machine.claimQueuedRefill(ticket)
+        #expect(claimed)
+        let next = try #require(machine.nextRefillStep().read)
+        #expect(next.offset == 10)
+    }
+
     @Test func aFailedReopenDuringARefillFailsTheStream() throws {
         var machine = H.opened(.asynchronous)
         _ = machine.claimQueuedRefill(1)
