@@ -83,7 +83,11 @@ extension HTTP1ConnectionPool {
             // After a stale connection, a new one: another kept one may be as stale.
             let reused = policy.takesIdle && !retriedStale ? take(endpoint, trust: trust) : nil
             let connection = reused ?? HTTP1Connection()
-            guard cancellation.watch(connection) else { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
+            guard cancellation.watch(connection) else {
+                // Cancelled already: a connection taken from the pool is closed, not leaked.
+                connection.close()
+                throw HTTP1RequestFailure(error: .cancelled, connecting: false)
+            }
             let receivedBefore = connection.bytesReceived
             do {
                 if reused == nil {

@@ -25,10 +25,6 @@ package struct Errno: Error, Equatable, Sendable {
     package static let exists = Errno(EEXIST)
     /// `EACCES`: permission denied.
     package static let permissionDenied = Errno(EACCES)
-    /// `EROFS`: a read-only file system.
-    package static let readOnlyFileSystem = Errno(EROFS)
-    /// `ENOSPC`: no space left on the device.
-    package static let noSpace = Errno(ENOSPC)
 
     /// Whether a non-blocking descriptor had nothing to give or take right now.
     package var isWouldBlock: Bool { rawValue == EAGAIN || rawValue == EWOULDBLOCK }

@@ -7,9 +7,6 @@ enum RateLimitOption {
     /// The option's name, for the commands' `valueOptions`.
     static let name = "--limit-rate"
 
-    /// The help line every command shows.
-    static let help = "      --limit-rate RATE    at most RATE bytes per second (K, M and G suffixes, as curl's)"
-
     /// The limit the arguments ask for, or `nil` without the option.
     /// - Throws: ``CommandFailure/usage(_:)`` for 0, a negative or unparsable rate.
     static func limit(_ arguments: ParsedArguments) throws(CommandFailure) -> RateLimit? {

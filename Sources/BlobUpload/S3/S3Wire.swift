@@ -1,7 +1,6 @@
 import BlobStream
 import Foundation
 internal import HTTP1
-import BlobStream
 import Synchronization
 
 /// One S3 request before it is signed.
