@@ -197,12 +197,15 @@ int bs_tls_handshake(bs_tls *session, char *error, size_t error_size) {
     ERR_clear_error();
     int result = SSL_connect(session->ssl);
     if (result == 1) return BS_TLS_OK;
+    int ssl_error = SSL_get_error(session->ssl, result);
     long code = failure(session, result, "the TLS handshake", error, error_size);
-    // An end of the connection in the middle of a handshake is a refusal, never a clean end.
+    // An end of the connection in the middle of a handshake is never a clean end; like a reset
+    // (a system call's error), it is the connection that broke, not a refusal by the peer.
     if (code == BS_TLS_CLOSED || code == BS_TLS_TRUNCATED) {
         snprintf(error, error_size, "the server closed the connection during the TLS handshake");
-        return BS_TLS_ERROR;
+        return BS_TLS_LOST;
     }
+    if (code == BS_TLS_ERROR && ssl_error == SSL_ERROR_SYSCALL) return BS_TLS_LOST;
     return (int)code;
 }
 

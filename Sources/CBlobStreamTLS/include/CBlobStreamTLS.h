@@ -31,6 +31,9 @@ enum {
     BS_TLS_CLOSED = -4,
     /// The connection ended without close_notify: the data may have been cut short.
     BS_TLS_TRUNCATED = -5,
+    /// The connection broke during the handshake (a reset, a close, a socket error): not a
+    /// refusal of the peer, so a new connection may succeed.
+    BS_TLS_LOST = -6,
 };
 
 /// A client configuration: trust, protocol versions, ALPN. Shared by many sessions, any thread.

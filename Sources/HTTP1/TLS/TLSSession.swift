@@ -60,6 +60,9 @@ final class TLSSession: @unchecked Sendable {
         case Int(BS_TLS_CLOSED): return .closed
         case Int(BS_TLS_TRUNCATED):
             throw .network(reason: "the TLS connection ended without close_notify: the data may have been cut short", cause: .lost)
+        case Int(BS_TLS_LOST):
+            // The connection broke during the handshake: retried like any dropped connection.
+            throw .network(reason: Self.text(error), cause: .lost)
         default:
             let text = Self.text(error)
             // A refusal during the handshake is final; a failure later breaks this connection only.

@@ -115,6 +115,23 @@ import Testing
         #expect(untrusted.error?.description.contains("unable to get local issuer certificate") == true, "\(String(describing: untrusted.error))")
     }
 
+    /// A connection reset in the middle of the TLS handshake (the server's hello cut short) is
+    /// a dropped connection, retried like one after the handshake; only a refusal by the peer
+    /// (a certificate, a protocol version) is final.
+    @Test func aResetDuringTheHandshakeIsRetried() throws {
+        try TestServers.requireTLS()
+        let blob = try ServedBlob(size: 50_000, seed: 95)
+        defer { blob.remove() }
+        let proxy = try FaultProxy(targetPort: TestServers.nginxTLSPort)
+        defer { proxy.stop() }
+        proxy.cutAfter(bytes: [40])
+        let url = proxy.url(for: try TestServers.nginxTLSURL(forFileAtPath: blob.path))
+        let drained = StreamHarness.drain(BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: Self.configuration())))
+        #expect(drained.bytes == blob.bytes, "\(String(describing: drained.error))")
+        #expect(proxy.statistics.cuts == 1)
+        #expect(proxy.statistics.connections == 2)
+    }
+
     @Test func aMissingCAFileIsAClearError() throws {
         try TestServers.requireTLS()
         let url = TestServers.nginxTLSURL.appendingPathComponent("x.bin")
