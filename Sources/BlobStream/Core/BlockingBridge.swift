@@ -61,7 +61,12 @@ package final class Handoff<Value: Sendable>: Sendable {
 
     /// Blocks until the value is set, and returns it.
     package func wait() -> Value {
-        ready.wait()
+        wait(until: .distantFuture)!
+    }
+
+    /// Blocks until the value is set, and returns it, or until `deadline`: `nil` then.
+    package func wait(until deadline: DispatchTime) -> Value? {
+        guard ready.wait(timeout: deadline) == .success else { return nil }
         // Passed on, for the next waiter.
         defer { ready.signal() }
         return value.withLock { $0! }
@@ -76,13 +81,30 @@ package func waitForAsync<T: Sendable, Failure: Error>(
     on executor: (any TaskExecutor)? = nil,
     _ work: @escaping @Sendable () async throws(Failure) -> T
 ) -> Result<T, Failure> {
+    waitForAsync(on: executor, until: .distantFuture, unless: { false }, work)!
+}
+
+/// ``waitForAsync(on:_:)`` for work that must not hold the caller without bound (a peer's
+/// answer): gives up at `deadline`, or as soon as `stopped` says so (it is asked every 50 ms),
+/// cancelling the task, and returns `nil` then.
+package func waitForAsync<T: Sendable, Failure: Error>(
+    on executor: (any TaskExecutor)? = nil, until deadline: DispatchTime, unless stopped: () -> Bool,
+    _ work: @escaping @Sendable () async throws(Failure) -> T
+) -> Result<T, Failure>? {
     let outcome = Handoff<Result<T, Failure>>()
-    Task.detached(executorPreference: executor) {
+    let task = Task.detached(executorPreference: executor) {
         do throws(Failure) {
             outcome.set(.success(try await work()))
         } catch {
             outcome.set(.failure(error))
         }
     }
-    return outcome.wait()
+    while true {
+        let slice = min(deadline, .now() + 0.05)
+        if let result = outcome.wait(until: slice) { return result }
+        if stopped() || DispatchTime.now() >= deadline {
+            task.cancel()
+            return nil
+        }
+    }
 }

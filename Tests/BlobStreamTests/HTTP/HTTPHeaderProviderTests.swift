@@ -60,6 +60,31 @@ import Testing
         #expect(server.requests.count == 2, "sent once more, not again and again")
     }
 
+    /// A provider that never answers (its token server is silent) holds a transfer no longer
+    /// than the request's time-out: a typed time-out, and no request sent without its fields.
+    @Test func aSilentProviderTimesOutTheRequest() async throws {
+        let server = try ScriptedHTTPServer { Self.guarded($0) }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        let configuration = HTTPDataSource.Configuration(requestTimeout: 0.5, maxRetries: 0, headerProvider: { _ in
+            try? await Task.sleep(nanoseconds: 60_000_000_000)
+            return ["Authorization": "Bearer late"]
+        })
+        let started = Date()
+        let opened = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: configuration)
+            defer { source.close() }
+            return try SourceReader(source: source).open()
+        }
+        guard case .failure(let error) = opened else {
+            Issue.record("expected a time-out, got \(opened)")
+            return
+        }
+        #expect(error.description.contains("waiting for the header provider"), "\(error)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func theProviderIsNotAskedForAnotherOrigin() async throws {
         let other = try ScriptedHTTPServer { _ in
             ScriptedHTTPServer.response(

@@ -100,8 +100,18 @@ final class SocketHTTPTransfer: HTTPTransfer {
     private func providedFields(refusedStatus: Int?) throws(Stop) -> [String: String] {
         guard let provider = request.headerProvider else { return [:] }
         let asked = HeaderRequest(method: "GET", url: request.url, refusedStatus: refusedStatus)
-        // On dispatch's threads: code that blocks on this transfer may hold the whole pool.
-        let fields = waitForAsync(on: PullExecutor.shared) { () async -> [String: String] in await provider(asked) }.get()
+        // On dispatch's threads: code that blocks on this transfer may hold the whole pool. A
+        // provider that fetches its token from a slow server gets the request's time-out, and a
+        // cancelled transfer stops waiting for it.
+        let call = self.call
+        guard let answer = waitForAsync(
+            on: PullExecutor.shared, until: .now() + HTTP1Wait.boundedSeconds(requestTimeout), unless: { call.isCancelled },
+            { () async -> [String: String] in await provider(asked) })
+        else {
+            if call.isCancelled { throw .quietly }
+            throw .failure(.timedOut(operation: "waiting for the header provider", seconds: requestTimeout))
+        }
+        let fields = answer.get()
         if let problem = HTTPRangeRequest.problem(in: fields) {
             throw .failure(.unusable(reason: "the header provider's fields: \(problem)"))
         }
