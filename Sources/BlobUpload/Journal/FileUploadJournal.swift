@@ -41,6 +41,8 @@ public final class FileUploadJournal: UploadJournal {
         return home + "/.local/state/blobstream/uploads"
     }
 
+    /// The entry for `key` from its file, or `nil` when there is none (expired ones are removed
+    /// first). A damaged or foreign file is set aside and thrown as ``UploadJournalError/damaged(path:setAsideAs:reason:)``.
     public func entry(for key: UploadJournalKey) throws(UploadJournalError) -> UploadJournalEntry? {
         try locked { () throws(UploadJournalError) -> UploadJournalEntry? in
             removeExpired()
@@ -67,6 +69,8 @@ public final class FileUploadJournal: UploadJournal {
         }
     }
 
+    /// Writes `entry` to its file, atomically (temporary file, `fsync`, `rename`, directory
+    /// `fsync`), under the directory's lock.
     public func record(_ entry: UploadJournalEntry) throws(UploadJournalError) {
         let data: Data
         do {
@@ -79,6 +83,7 @@ public final class FileUploadJournal: UploadJournal {
         }
     }
 
+    /// Removes the file of `key`, if there is one, under the directory's lock.
     public func remove(_ key: UploadJournalKey) throws(UploadJournalError) {
         try locked { () throws(UploadJournalError) in
             let path = path(of: key)

@@ -59,6 +59,7 @@ public struct UploadJournalKey: Sendable, Hashable, Codable, CustomStringConvert
         SHA256.digest(of: Data((source + "\u{0}" + destination).utf8)).hex
     }
 
+    /// `source to destination`, as messages name the upload.
     public var description: String { "\(source) to \(destination)" }
 
     /// `name` as an absolute, standardized path when it is a path; URLs unchanged.
@@ -78,6 +79,7 @@ public enum UploadJournalError: Error, Sendable, Hashable, CustomStringConvertib
     /// it was renamed to `setAsideAs` (`nil` when even that failed) and not trusted.
     case damaged(path: String, setAsideAs: String?, reason: String)
 
+    /// What happened, as the commands say it.
     public var description: String {
         switch self {
         case .unavailable(let path, let operation, let code):

@@ -45,6 +45,7 @@ public struct UploadJournalS3Upload: Sendable, Hashable, Codable {
     /// The parts the server confirmed, by number.
     public var parts: [UploadJournalPart]
 
+    /// A record of the multipart upload `uploadID`.
     public init(uploadID: String, partSize: Int, checksumAlgorithm: String?, parts: [UploadJournalPart] = []) {
         self.uploadID = uploadID
         self.partSize = partSize
@@ -56,11 +57,16 @@ public struct UploadJournalS3Upload: Sendable, Hashable, Codable {
 /// A part the server confirmed: its number, size, ETag and checksum (base64), to compare with
 /// what the server lists when the upload is continued.
 public struct UploadJournalPart: Sendable, Hashable, Codable {
+    /// The part number, from 1.
     public var number: Int
+    /// Its size in bytes.
     public var size: Int
+    /// The ETag the server answered for it.
     public var eTag: String
+    /// Its checksum of the upload's algorithm, base64, as sent; `nil` without checksums.
     public var checksum: String?
 
+    /// A record of a confirmed part.
     public init(number: Int, size: Int, eTag: String, checksum: String?) {
         self.number = number
         self.size = size
