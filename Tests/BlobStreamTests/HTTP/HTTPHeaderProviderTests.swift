@@ -70,7 +70,6 @@ import Testing
             try? await Task.sleep(nanoseconds: 60_000_000_000)
             return ["Authorization": "Bearer late"]
         })
-        let started = Date()
         let opened = try await blocking {
             let source = HTTPDataSource(url: url, configuration: configuration)
             defer { source.close() }
@@ -80,8 +79,8 @@ import Testing
             Issue.record("expected a time-out, got \(opened)")
             return
         }
+        // Without the bound, the request went out after the provider's 60 s, and failed 401.
         #expect(error.description.contains("waiting for the header provider"), "\(error)")
-        #expect(Date().timeIntervalSince(started) < 20)
         #expect(server.requests.isEmpty)
     }
 
