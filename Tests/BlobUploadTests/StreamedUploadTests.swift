@@ -94,11 +94,14 @@ import Testing
         defer { TempFiles.remove(TestServers.uploadRoot + "/" + name) }
         let source = ScriptedDataSource(bytes: [UInt8](repeating: 7, count: 1 << 20))
         source.stallReads = true
+        // The stalled read holds URLSession's queue, shared by the whole process, until the
+        // cancellation closes the stream — or, should that fail, until this time-out. A loaded
+        // suite run stretches every wait here by tens of seconds, so the time-out is long and
+        // the bound below is half of it: only a read the cancellation did not end gets near it.
+        let readTimeout: TimeInterval = 600
         let upload = Task {
             let stream = BlobInputStream(dataSource: source)
-            // The stalled read holds URLSession's queue, shared by the whole process, until
-            // the cancellation closes the stream — or, should that fail, until this timeout.
-            stream.readTimeout = 120
+            stream.readTimeout = readTimeout
             return try await StreamedUploader(transport: transport).upload(stream, to: target)
         }
         // Cancelled from a plain thread: while URLSession's shared queue is blocked, every
@@ -110,13 +113,11 @@ import Testing
             upload.cancel()
         }
         await #expect(throws: BlobUploadError.cancelled) { _ = try await upload.value }
-        // URLSession's shared queue is free again long before the read would have timed out:
-        // another upload goes through. (Other tests running now may hold that queue for a
-        // while too, hence the generous bound.)
+        let started = try #require(cancelled.withLock { $0 })
+        #expect(Date().timeIntervalSince(started) < readTimeout / 2, "the cancellation did not end the stalled read")
+        // URLSession's shared queue is free again: another upload goes through.
         let after = try await StreamedUploader(transport: transport).upload(InputStream(data: Data("ok".utf8)), to: target)
         #expect((200..<300).contains(after.statusCode))
-        let started = try #require(cancelled.withLock { $0 })
-        #expect(Date().timeIntervalSince(started) < 60)
     }
 
     /// The server answers 201 after the request head and closes its side, long before the 8 MiB body

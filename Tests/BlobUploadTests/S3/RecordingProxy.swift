@@ -36,7 +36,9 @@ print(listener.getsockname()[1], flush=True)
 recorded, lock, threads = [], threading.Lock(), []
 def pump(src, dst, keep):
     while True:
-        data = src.recv(1 << 16 if gate else 1 << 20)
+        # A peer that resets its side ends the relay like one that closes it.
+        try: data = src.recv(1 << 16 if gate else 1 << 20)
+        except OSError: break
         if not data:
             break
         if keep is not None:
@@ -49,7 +51,8 @@ def pump(src, dst, keep):
                     # Held bytes never reach the server: a connection cut at the gate.
                     released.wait()
                     break
-        dst.sendall(data)
+        try: dst.sendall(data)
+        except OSError: break
     try: dst.shutdown(socket.SHUT_WR)
     except OSError: pass
 def serve(client):
