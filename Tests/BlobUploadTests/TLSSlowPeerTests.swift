@@ -1,0 +1,73 @@
+import BlobStream
+import BlobTestSupport
+import BlobUpload
+import Foundation
+import Testing
+
+/// A TLS peer that reads the request body slowly, so the client's socket is full again and
+/// again in the middle of its gathered records (the TLS layer's send buffer then holds
+/// encrypted bytes while the caller waits): the body arrives whole and in order. The peer is
+/// Python's `ssl` with the test servers' certificate; it answers with the SHA-256 of the
+/// body it decoded.
+@Suite struct TLSSlowPeerTests {
+    private static let program = #"""
+import hashlib, socket, ssl, sys, time
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(1)
+print(listener.getsockname()[1], flush=True)
+raw, _ = listener.accept()
+# A small receive buffer, so the client's sends stop often.
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+conn = context.wrap_socket(raw, server_side=True)
+data, received = b"", 0
+def more():
+    global data, received
+    piece = conn.recv(4096)
+    if not piece: raise SystemExit("the client closed the connection early")
+    received += len(piece)
+    if received < 3 << 20: time.sleep(0.0005)
+    data += piece
+while b"\r\n\r\n" not in data: more()
+head, data = data.split(b"\r\n\r\n", 1)
+digest = hashlib.sha256()
+while True:
+    while b"\r\n" not in data: more()
+    line, data = data.split(b"\r\n", 1)
+    size = int(line.split(b";")[0], 16)
+    while len(data) < size + 2: more()
+    digest.update(data[:size])
+    data = data[size + 2:]
+    if size == 0: break
+body = digest.hexdigest().encode()
+conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+conn.close()
+"""#
+
+    @Test func aBodyToAPeerThatReadsSlowlyArrivesWhole() async throws {
+        try TestServers.requireTLS()
+        let tls = (TestServers.tlsCAPath as NSString).deletingLastPathComponent
+        let peer = Process()
+        let output = Pipe()
+        peer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        peer.arguments = ["python3", "-c", Self.program, tls + "/server.pem", tls + "/server.key"]
+        peer.standardOutput = output
+        try peer.run()
+        defer { if peer.isRunning { peer.terminate() } }
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line += byte
+        }
+        let port = try #require(Int(String(decoding: line, as: UTF8.self)), "the TLS peer did not start (python3 with ssl)")
+        let size = 6 * 1024 * 1024 + 321
+        let path = try makeRandomFile(size: size, seed: 211)
+        defer { TempFiles.remove(path) }
+        let transport = Transport.automatic.trusting(.certificateAuthorities(file: TestServers.tlsCAPath))
+        let response = try await StreamedUploader(transport: transport).upload(
+            BlobInputStream(fileAtPath: path), to: URL(string: "https://127.0.0.1:\(port)/slow.bin")!, expectedLength: Int64(size))
+        #expect(response.statusCode == 201)
+        #expect(String(decoding: response.body, as: UTF8.self) == (try TempFiles.sha256(ofFileAtPath: path)))
+    }
+}
