@@ -65,9 +65,7 @@ final class HostLookup: Sendable {
             signal.wakeUp()
             return
         }
-        let thread = Thread { [self] in finish(resolve(host, service, false)) }
-        thread.name = "HTTP1 lookup \(host)"
-        thread.start()
+        WorkerThreads.shared.start("HTTP1 lookup \(host)") { [self] in finish(resolve(host, service, false)) }
     }
 
     deinit {

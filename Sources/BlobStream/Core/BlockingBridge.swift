@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+internal import SystemCalls
 
 // One bridge each way between blocking and `async` code: blocking work awaited
 // off Swift's cooperative pool (``withBlockingWork(at:onCancel:_:)``), and a thread blocked
@@ -9,8 +10,9 @@ import Synchronization
 
 /// Where blocking work runs, off Swift's cooperative pool.
 package enum BlockingPlace: Sendable {
-    /// A new thread with this name: for work that may block long (a network request), so that
-    /// calls side by side never wait on each other.
+    /// A thread of its own with this name (``WorkerThreads``: reused, never shared): for work
+    /// that may block long (a network request), so that calls side by side never wait on each
+    /// other.
     case newThread(String)
     /// This serial queue: for work that must run in order with the queue's other work.
     case queue(DispatchQueue)
@@ -27,9 +29,7 @@ package func withBlockingWork<T: Sendable>(
             let run: @Sendable () -> Void = { continuation.resume(returning: work()) }
             switch place {
             case .newThread(let name):
-                let thread = Thread(block: run)
-                thread.name = name
-                thread.start()
+                WorkerThreads.shared.start(name, run)
             case .queue(let queue):
                 queue.async(execute: run)
             }

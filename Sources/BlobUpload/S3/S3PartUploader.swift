@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+internal import SystemCalls
 
 /// A part on the server, ready for `CompleteMultipartUpload`.
 struct S3CompletedPart: Sendable {
@@ -78,12 +79,10 @@ final class S3PartUploader: @unchecked Sendable {
         let group = DispatchGroup()
         for _ in 0..<workers {
             group.enter()
-            let thread = Thread { [self] in
+            WorkerThreads.shared.start("BlobUpload S3 part") { [self] in
                 defer { group.leave() }
                 work(bufferSize: bufferSize)
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
         group.wait()
         if let failure = failure ?? interruption { throw failure }

@@ -1,4 +1,5 @@
 import Foundation
+internal import SystemCalls
 
 /// Hashes buffers on a worker thread while the caller reads the next ones, so reading a file
 /// and hashing it overlap on two cores: a synchronous read copies from the page cache at
@@ -23,9 +24,7 @@ final class HashingPipeline: @unchecked Sendable {
         self.checksum = checksum
         allBuffers = (0..<bufferCount).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bufferSize, alignment: 64) }
         freeBuffers = allBuffers
-        let worker = Thread { [self] in work() }
-        worker.name = "BlobStream.HashingPipeline"
-        worker.start()
+        WorkerThreads.shared.start("BlobStream.HashingPipeline") { [self] in work() }
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Foundation
 internal import HTTP1
+internal import SystemCalls
 
 /// An `http:` or `https:` range request on the package's own client (a pooled connection, plain
 /// or TLS), run by a thread of its own.
@@ -63,9 +64,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "BlobStream HTTP \(request.url.host ?? "")"
-        thread.start()
+        WorkerThreads.shared.start("BlobStream HTTP \(request.url.host ?? "")") { [self] in run() }
     }
 
     func cancel() {
