@@ -119,6 +119,7 @@ final class TimedBodyReceiver: @unchecked Sendable {
         var headEnded = false
         var window: [UInt8] = []
         var bodyBytes = 0
+        var declaredLength: Int?
         var start: Double = 0
         while true {
             // Small reads: each one's time is that of few packets.
@@ -128,14 +129,21 @@ final class TimedBodyReceiver: @unchecked Sendable {
                 window += chunk
                 guard let end = Self.find([13, 10, 13, 10], in: window) else { continue }
                 headEnded = true
+                let head = String(decoding: window[..<end], as: UTF8.self).lowercased()
+                declaredLength = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
                 body = ArraySlice(window[(end + 4)...])
                 start = arrived
             }
             bodyBytes += body.count
             window = Array((window + body).suffix(7))
             lock.withLock { recorded.append(Sample(seconds: arrived - start, bytes: bodyBytes)) }
-            // The last chunk of the chunked coding (random data holds it with odds of 2^-56).
-            if window.suffix(7) == [13, 10, 48, 13, 10, 13, 10] { break }
+            if let declaredLength {
+                if bodyBytes >= declaredLength { break }
+            } else if window.suffix(7) == [13, 10, 48, 13, 10, 13, 10] {
+                // The last chunk of the chunked coding (random data holds it with odds of 2^-56).
+                break
+            }
         }
         let answer = Array("HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
         _ = send(connection, answer, answer.count, Int32(MSG_NOSIGNAL))

@@ -8,7 +8,7 @@ import Testing
 /// again in the middle of its gathered records (the TLS layer's send buffer then holds
 /// encrypted bytes while the caller waits): the body arrives whole and in order. The peer is
 /// Python's `ssl` with the test servers' certificate; it answers with the SHA-256 of the
-/// body it decoded.
+/// body it read (by `Content-Length`, or chunked).
 @Suite struct TLSSlowPeerTests {
     private static let program = #"""
 import hashlib, socket, ssl, sys, time
@@ -32,21 +32,28 @@ def more():
     data += piece
 while b"\r\n\r\n" not in data: more()
 head, data = data.split(b"\r\n\r\n", 1)
+fields = dict(l.split(b":", 1) for l in head.lower().split(b"\r\n")[1:])
 digest = hashlib.sha256()
-while True:
-    while b"\r\n" not in data: more()
-    line, data = data.split(b"\r\n", 1)
-    size = int(line.split(b";")[0], 16)
-    while len(data) < size + 2: more()
-    digest.update(data[:size])
-    data = data[size + 2:]
-    if size == 0: break
+if b"content-length" in fields:
+    length = int(fields[b"content-length"])
+    while len(data) < length: more()
+    digest.update(data[:length])
+else:
+    while True:
+        while b"\r\n" not in data: more()
+        line, data = data.split(b"\r\n", 1)
+        size = int(line.split(b";")[0], 16)
+        while len(data) < size + 2: more()
+        digest.update(data[:size])
+        data = data[size + 2:]
+        if size == 0: break
 body = digest.hexdigest().encode()
 conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
 conn.close()
 """#
 
-    @Test func aBodyToAPeerThatReadsSlowlyArrivesWhole() async throws {
+    /// With a declared length (`Content-Length`) and without (chunked).
+    @Test(arguments: [true, false]) func aBodyToAPeerThatReadsSlowlyArrivesWhole(declaresLength: Bool) async throws {
         try TestServers.requireTLS()
         let tls = (TestServers.tlsCAPath as NSString).deletingLastPathComponent
         let peer = Process()
@@ -66,7 +73,7 @@ conn.close()
         defer { TempFiles.remove(path) }
         let transport = Transport.automatic.trusting(.certificateAuthorities(file: TestServers.tlsCAPath))
         let response = try await StreamedUploader(transport: transport).upload(
-            BlobInputStream(fileAtPath: path), to: URL(string: "https://127.0.0.1:\(port)/slow.bin")!, expectedLength: Int64(size))
+            BlobInputStream(fileAtPath: path), to: URL(string: "https://127.0.0.1:\(port)/slow.bin")!, expectedLength: declaresLength ? Int64(size) : nil)
         #expect(response.statusCode == 201)
         #expect(String(decoding: response.body, as: UTF8.self) == (try TempFiles.sha256(ofFileAtPath: path)))
     }

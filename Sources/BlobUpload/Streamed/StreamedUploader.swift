@@ -24,20 +24,18 @@ public struct HTTPUploadResponse: Sendable {
 /// Sends an `InputStream` — a ``BlobInputStream`` in particular — as the body of one HTTP
 /// request (PUT by default), without reading it into memory or a temporary file.
 ///
-/// ## On Linux the body is sent chunked
-/// FoundationNetworking sends every stream body with `Transfer-Encoding: chunked`, even when
-/// a `Content-Length` header is set, so the server must accept chunked request bodies (nginx,
-/// most application servers and S3-style stores that do not need a signed length do). For a
-/// server that needs `Content-Length`, upload in bounded chunks with ``TusClient`` instead.
-///
-/// ## How the stream is read
-/// To an `http:` URL (with ``Transport/automatic``), the package's own HTTP/1.1 client opens
-/// the stream and reads it, 1 MiB at a time, on a thread of its own, each read one chunk sent
-/// straight from its buffer; the last chunk goes out only once the stream ended without an
-/// error (and at `expectedLength`, when given), so a failed or short stream never leaves the
+/// ## How the stream is read and framed
+/// With ``Transport/automatic`` (`http:`, and `https:` on Linux), the package's own HTTP/1.1
+/// client opens the stream and reads it, 1 MiB at a time, on a thread of its own, each read
+/// sent straight from its buffer. A body of known length (`expectedLength`) goes out with
+/// `Content-Length`, which every server takes (S3's presigned PUTs refuse chunked bodies); one
+/// of unknown length, chunked. Either way, the bytes that complete the body for the server —
+/// the last byte of the declared length, the last chunk — go out only once the stream ended
+/// without an error at `expectedLength`, so a failed, short or long stream never leaves the
 /// server a body that looks whole.
 ///
-/// Otherwise URLSession opens the stream itself and reads it, 64 KiB at a time, on one serial
+/// Otherwise URLSession sends every stream body chunked (FoundationNetworking ignores a
+/// `Content-Length` field then), opens the stream itself and reads it, 64 KiB at a time, on one serial
 /// queue it shares with every URLSession in the process: while a read waits, no URLSession of
 /// the process makes progress. A read that waits for a URLSession download in this process (a
 /// stream of an `https:` source) could therefore never finish: such a ``BlobInputStream``
@@ -174,13 +172,14 @@ public final class StreamedUploader: Sendable {
     }
 
     /// Sends the bytes of `source` as the body of a `method` request to `url`, as
-    /// ``upload(_:to:method:headers:expectedLength:progress:)`` sends a stream: chunked, its
-    /// length (when the source declares one) checked against the bytes read.
+    /// ``upload(_:to:method:headers:expectedLength:progress:)`` sends a stream: with
+    /// `Content-Length` when the source declares its length (checked against the bytes read),
+    /// chunked otherwise.
     ///
     /// This is how live data of unknown length (``UploadSource/live(name:_:)``) is sent in one
     /// request: its producer is pulled as the connection takes the bytes, and a producer that
     /// throws fails the upload with ``BlobUploadError/producerFailed(source:offset:error:)``
-    /// (the server gets no end of the chunked body, so it stores nothing).
+    /// (the server never gets the end of the body, so it stores nothing).
     /// - Parameters:
     ///   - source: Read once, from its first byte.
     ///   - url: Where to send it (`http` or `https`).

@@ -3,23 +3,22 @@ import Foundation
 internal import HTTP1
 
 /// A stream body over the socket transport, for ``StreamedUploader``: read on a thread of its
-/// own, one chunk of the chunked transfer coding per read, each chunk one `send` straight from
-/// the buffer it was read into.
+/// own, each read one `send` straight from the buffer it was read into (one chunk of the
+/// chunked coding when the length is unknown).
 ///
 /// Why not URLSession: FoundationNetworking reads a stream body 64 KiB at a time on the one
 /// serial queue every URLSession of the process shares, and hands each piece to libcurl
 /// through dispatch sources and queue hops; here a 1 MiB read is one `pread` and one `send`.
 ///
-/// Chunked, not `Content-Length`, even when the length is known: the server takes the body as
-/// complete only once the last chunk came, and that goes out only after the stream reported its
-/// end, without an error, at the expected length. A failing or short stream, or a cancelled
-/// upload, closes the connection before it: the server is never left with a short body that
-/// looks whole.
+/// The bytes that complete the body for the server (``BodyFraming``) go out only after the
+/// stream reported its end, without an error, at the expected length. A failing, short or long
+/// stream, or a cancelled upload, closes the connection before them: the server is never left
+/// with a body that looks whole.
 extension SocketHTTPTransport {
-    /// The most body bytes read, and sent as one chunk, at once.
+    /// The most body bytes read, and sent, at once.
     static let streamChunkSize = 1 << 20
 
-    /// Sends `head` with `body`, read to its end, as a chunked body, and reads the answer. The
+    /// Sends `head` with `body`, read to its end (``BodyFraming``), and reads the answer. The
     /// stream must not be open; it is opened here and left open (at its end, or failed), so its
     /// caller can tell how far it got. A 3xx answer is refused: the body cannot be sent again.
     /// - Parameter expectedLength: When given, a stream that yields more or fewer bytes fails
@@ -55,8 +54,11 @@ extension SocketHTTPTransport {
                 code: URLError.Code.unsupportedURL.rawValue))
         }
         var head = head
-        head.contentLength = nil
-        head.isChunked = true
+        // A known length goes out as `Content-Length` (servers such as S3's presigned PUTs
+        // refuse chunked bodies), an unknown or empty one chunked: see ``BodyFraming``.
+        let framing = BodyFraming(expectedLength: expectedLength)
+        head.contentLength = framing.contentLength.map(Int.init)
+        head.isChunked = framing.contentLength == nil
         head.closeAfterAnswer = true
         let connection = HTTP1Connection()
         guard call.watch(connection) else { return .failure(.cancelled) }
@@ -71,7 +73,7 @@ extension SocketHTTPTransport {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
         }
         do throws(BodyStop) {
-            try sendRequest(head.serialized(), body: body, on: connection, wait: sending, expectedLength: expectedLength, call: call)
+            try sendRequest(head.serialized(), body: body, framing: framing, on: connection, wait: sending, call: call)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // A server may answer before it read the whole body (413, 401) and close the
@@ -104,10 +106,13 @@ extension SocketHTTPTransport {
         return .success(reply)
     }
 
-    /// Sends `head`, then reads `body` to its end, sending each read as one chunk, then the
-    /// last chunk.
+    /// Sends `head`, then reads `body` to its end, sending each read as it came (one chunk
+    /// each when chunked); the bytes that complete the body for the server (the last chunk, or
+    /// the last byte of a declared length) go out only after the stream ended cleanly at the
+    /// expected length.
     private func sendRequest(
-        _ head: [UInt8], body: StreamBody, on connection: HTTP1Connection, wait: HTTP1Wait, expectedLength: Int64?, call: HTTP1Cancellation
+        _ head: [UInt8], body: StreamBody, framing: BodyFraming, on connection: HTTP1Connection, wait: HTTP1Wait,
+        call: HTTP1Cancellation
     ) throws(BodyStop) {
         do {
             try connection.send(head, wait: wait)
@@ -117,7 +122,9 @@ extension SocketHTTPTransport {
         let meter = meter(observing: nil)
         let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
         let payload = buffer.payload
+        let expectedLength = framing.expectedLength
         var sent: Int64 = 0
+        var lastByte: UInt8?
         let stream = body.stream
         stream.open()
         while true {
@@ -129,15 +136,23 @@ extension SocketHTTPTransport {
             if count < 0 || stream.streamStatus == .error { throw .streamFailed(sent: sent) }
             if count == 0 {
                 // Only the end may end the body: a 0 from a stream that still says it has bytes
-                // would send the last chunk of a short body (the expected length, when given,
-                // is checked below).
+                // would complete a short body (the expected length, when given, is checked below).
                 guard stream.saysItEnded || sent == expectedLength else { throw .noEnd(sent: sent, status: stream.streamStatus) }
                 break
             }
             sent += Int64(count)
             if let expectedLength, sent > expectedLength { throw .length(sent: sent, expected: expectedLength) }
             do {
-                try connection.send(buffer.frame(count), wait: wait, meter: meter)
+                if framing.contentLength == nil {
+                    try connection.send(buffer.frame(count), wait: wait, meter: meter)
+                } else {
+                    // The declared length's last byte waits for the stream's clean end.
+                    let held = sent == expectedLength ? 1 : 0
+                    if held == 1 { lastByte = payload[count - 1] }
+                    if count > held {
+                        try connection.send(UnsafeRawBufferPointer(rebasing: payload.prefix(count - held)), wait: wait, meter: meter)
+                    }
+                }
             } catch {
                 throw .transfer(error)
             }
@@ -147,14 +162,34 @@ extension SocketHTTPTransport {
         // body: the same early answer as one seen between two chunks.
         if connection.hasInput { throw .answeredEarly(sent: sent) }
         do {
-            try connection.send(HTTPChunkBuffer.lastChunk, wait: wait)
+            if let lastByte {
+                payload[0] = lastByte
+                try connection.send(UnsafeRawBufferPointer(rebasing: payload.prefix(1)), wait: wait, meter: meter)
+            } else {
+                try connection.send(HTTPChunkBuffer.lastChunk, wait: wait)
+            }
         } catch {
             throw .transfer(error)
         }
     }
 }
 
-/// Why a stream body stopped before its last chunk.
+/// How a stream body is delimited. A known length goes out as `Content-Length`; an unknown one,
+/// or an empty one (nothing could be held back of it), chunked. Either way the server can tell
+/// a complete body only from bytes sent after the stream ended cleanly at the expected length
+/// (the last byte, the last chunk): a failed, short or long stream closes the connection
+/// before them, and the server stores nothing.
+private struct BodyFraming {
+    let expectedLength: Int64?
+
+    /// The `Content-Length` to send, or `nil` for a chunked body.
+    var contentLength: Int64? {
+        guard let expectedLength, expectedLength > 0 else { return nil }
+        return expectedLength
+    }
+}
+
+/// Why a stream body stopped before the bytes that complete it.
 private enum BodyStop: Error {
     /// The connection failed or was cancelled.
     case transfer(HTTP1Error)
