@@ -9,29 +9,23 @@ enum JournalOption {
     static let flag = "--no-resume"
 
     /// The journal for this run: `nil` for input read once (a pipe's bytes cannot be read
-    /// again); with `--no-resume`, one that records the new upload but continues none. Without
-    /// a directory for it, the command warns that the upload cannot be resumed automatically.
+    /// again). Without a directory for it, the command warns that the upload cannot be resumed
+    /// automatically.
     static func journal(_ arguments: ParsedArguments, readOnce: Bool, console: Console) throws(CommandFailure) -> (any UploadJournal)? {
-        let fresh = arguments.flags.contains(flag)
-        if fresh, arguments.values["--resume"] != nil { throw .usage("--no-resume and --resume contradict each other") }
+        if !continues(arguments), arguments.values["--resume"] != nil { throw .usage("--no-resume and --resume contradict each other") }
         guard !readOnce else { return nil }
         guard let directory = FileUploadJournal.defaultDirectory() else {
             console.error("warning: neither XDG_STATE_HOME nor HOME is set, so there is no upload journal: "
                 + "this upload cannot be resumed automatically")
             return nil
         }
-        let journal = FileUploadJournal(directory: directory)
-        return fresh ? FreshStart(journal: journal) : journal
+        return FileUploadJournal(directory: directory)
     }
 
-    /// `--no-resume`: the journal's entry is not continued but replaced, so that the new upload
-    /// is what a later run continues.
-    private struct FreshStart: UploadJournal {
-        let journal: any UploadJournal
-
-        func entry(for key: UploadJournalKey) throws(UploadJournalError) -> UploadJournalEntry? { nil }
-        func record(_ entry: UploadJournalEntry) throws(UploadJournalError) { try journal.record(entry) }
-        func remove(_ key: UploadJournalKey) throws(UploadJournalError) { try journal.remove(key) }
+    /// Whether the journal's upload is continued: not with `--no-resume`, which starts a new
+    /// upload that replaces the journal's entry (an S3 one it had is aborted).
+    static func continues(_ arguments: ParsedArguments) -> Bool {
+        !arguments.flags.contains(flag)
     }
 
     /// The line for `notice` about the upload of `subject`; `upload` names the upload, whose

@@ -105,6 +105,7 @@ enum S3CopyCommand: Command {
         try TLSOption.register(arguments)
         let source = try UploadSupport.source(for: sourceName)
         options.journal = try JournalOption.journal(arguments, readOnce: (try? InputArgument(sourceName))?.isPipe == true, console: console)
+        options.continuesJournaledUpload = JournalOption.continues(arguments)
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
         let settings = options

@@ -88,6 +88,7 @@ enum UploadCommand: Command {
         // A pipe's bytes are gone once read: its upload cannot be continued.
         let resumable = (try? InputArgument(sourceName))?.isPipe != true
         options.journal = try JournalOption.journal(arguments, readOnce: !resumable, console: console)
+        options.continuesJournaledUpload = JournalOption.continues(arguments)
         let client = TusClient(
             endpoint: endpoint, headers: try HeaderOption.fields(arguments, owner: .tus), transport: transport,
             rateLimit: try RateLimitOption.limit(arguments))

@@ -52,6 +52,11 @@ public struct S3UploadOptions: Sendable {
     /// The journal behind a reference: options holding an existential directly would be
     /// address-only, which keeps closures that capture them from being sent to a task.
     private var journalReference: UploadJournalReference?
+    /// Whether the journal's upload of this source is continued (the default). `false` starts a
+    /// new upload whatever the journal has, and the new one replaces its entry; the old one is
+    /// reported with ``UploadJournalNotice/startingOver(upload:reason:)`` and aborted (its
+    /// parts would be billed until then).
+    public var continuesJournaledUpload = true
 
     /// Default options.
     public init() {}

@@ -19,7 +19,13 @@ extension S3UploadRun {
     func resumption(
         of resumedID: String?, journal: UploadJournalSession?, reader: S3PartReader
     ) throws(S3Error) -> (upload: (id: String, listing: (parts: [S3Answers.ListedPart], algorithm: String?))?, journaled: [Int: UploadJournalPart]) {
-        if let resumedID { return ((resumedID, try listParts(uploadID: resumedID)), [:]) }
+        if let resumedID {
+            // The journal's upload of this source, if another, is continued by nothing now.
+            if let journal, let entry = journal.lookup(), !entry.isS3Upload(resumedID) {
+                abandon(entry, journal: journal, reason: "upload \(resumedID) is continued instead")
+            }
+            return ((resumedID, try listParts(uploadID: resumedID)), [:])
+        }
         guard let journal, let found = try journaledUpload(journal, reader: reader) else { return (nil, [:]) }
         return ((found.upload.uploadID, found.listing), Dictionary(found.upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 }))
     }
@@ -34,6 +40,10 @@ extension S3UploadRun {
         _ journal: UploadJournalSession, reader: S3PartReader
     ) throws(S3Error) -> (upload: UploadJournalS3Upload, listing: (parts: [S3Answers.ListedPart], algorithm: String?))? {
         guard let entry = journal.lookup() else { return nil }
+        guard options.continuesJournaledUpload else {
+            abandon(entry, journal: journal, reason: "a new upload was asked for")
+            return nil
+        }
         guard case .s3(let upload) = entry.upload else {
             journal.startOver(from: "\(entry.upload)", reason: "the journal entry is not of an S3 upload")
             return nil
@@ -43,9 +53,7 @@ extension S3UploadRun {
             ?? (upload.checksumAlgorithm == journaledAlgorithm ? nil
                 : "its parts carry \(upload.checksumAlgorithm ?? "no") checksums, this upload \(journaledAlgorithm ?? "none")")
         if let reason {
-            // Its parts would be billed until aborted, and nothing will continue it.
-            let aborted = abortQuietly(upload.uploadID) ? "; it was aborted" : "; aborting it failed"
-            journal.startOver(from: upload.uploadID, reason: reason + aborted)
+            abandon(entry, journal: journal, reason: reason)
             return nil
         }
         do throws(S3Error) {
@@ -58,10 +66,33 @@ extension S3UploadRun {
         }
     }
 
-    /// Aborts `uploadID`; whether the server confirmed it (or no longer had it).
-    private func abortQuietly(_ uploadID: String) -> Bool {
+    /// Removes the journal's `entry`, which nothing will continue for `reason`, aborting its
+    /// multipart upload (its parts would be billed until then), and says so.
+    private func abandon(_ entry: UploadJournalEntry, journal: UploadJournalSession, reason: String) {
+        guard case .s3(let upload) = entry.upload else {
+            return journal.startOver(from: "\(entry.upload)", reason: reason)
+        }
+        let aborted = abort(upload.uploadID).map { "; aborting it failed (\($0)): `blobstream s3 abort` can" } ?? "; it was aborted"
+        journal.startOver(from: upload.uploadID, reason: reason + aborted)
+    }
+
+    /// Aborts `uploadID`: `nil` once the server confirmed it (or no longer had it), else why not.
+    private func abort(_ uploadID: String) -> String? {
         let call = S3Call(operation: "AbortMultipartUpload", method: "DELETE", key: key, query: [("uploadId", uploadID)], uploadID: uploadID)
-        guard let answer = try? wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation) else { return false }
-        return (200..<300).contains(answer.statusCode) || answer.statusCode == 404
+        do throws(S3Error) {
+            let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+            if (200..<300).contains(answer.statusCode) || answer.statusCode == 404 { return nil }
+            return "HTTP \(answer.statusCode)"
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+extension UploadJournalEntry {
+    /// Whether the entry records the multipart upload `uploadID`.
+    fileprivate func isS3Upload(_ uploadID: String) -> Bool {
+        if case .s3(let upload) = upload { return upload.uploadID == uploadID }
+        return false
     }
 }

@@ -18,6 +18,11 @@ extension TusUpload {
     /// else (none, another version, gone, a mismatch) creates a new one.
     func continueJournaledOrCreate() async throws(BlobUploadError) {
         guard let journal, let entry = journal.lookup() else { return try await createUpload() }
+        guard options.continuesJournaledUpload else {
+            let upload = if case .tus(let url) = entry.upload { url.absoluteString } else { "\(entry.upload)" }
+            journal.startOver(from: upload, reason: "a new upload was asked for")
+            return try await createUpload()
+        }
         guard case .tus(let url) = entry.upload else {
             journal.startOver(from: "\(entry.upload)", reason: "the journal entry is not of a tus upload")
             return try await createUpload()

@@ -47,6 +47,11 @@ public struct TusUploadOptions: Sendable {
     /// The journal behind a reference: options holding an existential directly would be
     /// address-only, which keeps closures that capture them from being sent to a task.
     private var journalReference: UploadJournalReference?
+    /// Whether the journal's upload of this source is continued (the default). `false` starts a
+    /// new upload whatever the journal has, and the new one replaces its entry; the old one is
+    /// reported with ``UploadJournalNotice/startingOver(upload:reason:)`` (the server
+    /// lets it expire).
+    public var continuesJournaledUpload = true
     /// Test seam: given the offset and a copy of each PATCH body (after its checksum was
     /// computed), returns the body to send — to corrupt it in transit or to act between chunks.
     var chunkBodyHook: (@Sendable (_ offset: Int64, _ body: Data) async -> Data)?

@@ -126,7 +126,8 @@ import Testing
         try #require(fresh.signal == SIGKILL, "\(fresh.standardError)")
         let new = try #require(fresh.standardOutput.split(separator: "\n").first.map(String.init))
         #expect(new != old)
-        #expect(!fresh.standardError.contains("resuming"), "\(fresh.standardError)")
+        #expect(fresh.standardError.contains("not resuming \(old): a new upload was asked for; starting a new upload"), "\(fresh.standardError)")
+        #expect(!fresh.standardError.contains("resuming \(old) at"), "\(fresh.standardError)")
 
         // The journal now names the upload --no-resume started.
         let last = try await ToolProcess.execute(try ToolProcess.blobstream(), ["upload", path, endpoint], environment: ["XDG_STATE_HOME": state])
