@@ -308,7 +308,7 @@ final class ScriptedHTTPServer: Sendable {
     private let log = Log()
 
     private final class Log: Sendable {
-        let state = Mutex<(requests: [String], connections: Int, listenerClosed: Bool)>(([], 0, false))
+        let state = Mutex<(requests: [String], connections: Int, listenerClosed: Bool, serving: Int32?)>(([], 0, false, nil))
         let trickled = Mutex(0)
     }
 
@@ -338,7 +338,10 @@ final class ScriptedHTTPServer: Sendable {
             for (index, answers) in connections.enumerated() {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
-                log.state.withLock { $0.connections += 1 }
+                log.state.withLock { state in
+                    state.connections += 1
+                    state.serving = connection
+                }
                 for answer in answers {
                     guard let request = Self.readRequest(connection, withBody: readsBodies, chunked: readsChunkedBodies) else { break }
                     log.state.withLock { $0.requests.append(request) }
@@ -353,7 +356,10 @@ final class ScriptedHTTPServer: Sendable {
                 if drainBeforeClosing {
                     Self.drain(connection)
                 }
-                close(connection)
+                log.state.withLock { state in
+                    state.serving = nil
+                    close(connection)
+                }
             }
         }
     }
@@ -362,13 +368,17 @@ final class ScriptedHTTPServer: Sendable {
         stop()
     }
 
-    /// Stops accepting connections. Only shuts the listener down, while the accept thread has
-    /// not closed it: a `close` here could let that thread, between two `accept` calls, accept
-    /// on the same number reused by another test's listener and answer that test's client
-    /// with this server's script (a tus creation answered without a `Location`).
+    /// Stops accepting connections, and ends the one being served. Only shuts them down,
+    /// while the serving thread has not closed them: a `close` here could let that thread,
+    /// between two `accept` calls, accept on the same number reused by another test's listener
+    /// and answer that test's client with this server's script (a tus creation answered without
+    /// a `Location`). A connection left open would stay in the client's pool, kept alive by this
+    /// server's thread, and a later server on the same port number would find its client
+    /// talking to this one.
     func stop() {
         log.state.withLock { state in
             if !state.listenerClosed { shutdown(listener, Int32(SHUT_RDWR)) }
+            if let serving = state.serving { shutdown(serving, Int32(SHUT_RDWR)) }
         }
     }
 
