@@ -21,12 +21,6 @@ package struct HTTPRequestHead: Sendable {
     /// Whether to ask the server to close the connection after its answer.
     package var closeAfterAnswer: Bool
 
-    /// Fields the writer owns; a caller's fields of these names are not written. `Expect`
-    /// among them: this client sends a body at once, never waiting for a `100 Continue`, and a
-    /// 100 that a caller's `Expect: 100-continue` drew from the server while the body is under
-    /// way would stop the sender as an early answer, while the server waits for the body.
-    package static let reservedFields: Set<String> = ["host", "content-length", "transfer-encoding", "connection", "expect"]
-
     /// A head for `method` on `url`.
     package init(method: String, url: URL, fields: [(String, String)], contentLength: Int? = nil, closeAfterAnswer: Bool = false) {
         self.method = method
@@ -98,7 +92,8 @@ package struct HTTPRequestHead: Sendable {
         } else if let contentLength {
             text += "Content-Length: \(contentLength)\r\n"
         }
-        for (name, value) in fields where !Self.reservedFields.contains(name.lowercased()) {
+        // The writer's own fields (``HTTPFieldOwner/http``) are not taken from the caller.
+        for (name, value) in fields where !HTTPFieldOwner.http.owns(name) {
             text += "\(name): \(value)\r\n"
         }
         if closeAfterAnswer { text += "Connection: close\r\n" }

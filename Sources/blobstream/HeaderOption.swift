@@ -1,3 +1,5 @@
+internal import HTTP1
+
 /// The `-H`/`--header 'Name: value'` option (curl's), repeatable: header fields for the
 /// requests a command sends to the URL it names. Checked before anything is sent: a field
 /// with a line break or NUL, a name that is not an HTTP token, or a field the protocol owns is
@@ -6,28 +8,9 @@ enum HeaderOption {
     /// The option's names, for the commands' `valueOptions`.
     static let names: Set<String> = ["-H", "--header"]
 
-    /// The fields a protocol sets itself: a caller's would contradict it or smuggle a second
-    /// framing or request.
-    enum Owner {
-        /// Any HTTP request: framing and routing.
-        case http
-        /// The tus protocol, on top.
-        case tus
-        /// An HTTP download (cat, checksum): the range it asks for is its own.
-        case download
-
-        /// Whether `name` (lowercased) is the protocol's.
-        func owns(_ name: String) -> Bool {
-            if ["host", "content-length", "transfer-encoding", "connection", "te", "trailer", "upgrade", "expect"].contains(name) {
-                return true
-            }
-            switch self {
-            case .http: return false
-            case .tus: return name == "tus-resumable" || name == "content-type" || name.hasPrefix("upload-")
-            case .download: return ["range", "if-range", "accept-encoding"].contains(name)
-            }
-        }
-    }
+    /// The fields a protocol sets itself (``HTTPFieldOwner``): a caller's would contradict it or
+    /// smuggle a second framing or request.
+    typealias Owner = HTTPFieldOwner
 
     /// The fields given with `-H` and `--header`, in order (a later field of the same name,
     /// in any case, replaces an earlier one).
@@ -58,7 +41,7 @@ enum HeaderOption {
         guard !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else {
             throw .usage("-H \(name): the value contains a line break or NUL")
         }
-        guard !owner.owns(name.lowercased()) else {
+        guard !owner.owns(name) else {
             throw .usage("-H \(name): the protocol sets this header itself")
         }
         return (name, value)

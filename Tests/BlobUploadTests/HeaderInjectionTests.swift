@@ -38,6 +38,26 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    /// A caller's field of a name the tus protocol sets, in any case, would go out beside the
+    /// protocol's own (`upload-offset` next to `Upload-Offset`): refused from the client's
+    /// headers, a call's and an upload's, before anything is sent.
+    @Test(arguments: ["upload-offset", "TUS-RESUMABLE", "content-type", "Transfer-Encoding", "te", "Upgrade"])
+    func aFieldTheTusProtocolSetsIsRefused(name: String) async throws {
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
+        let endpoint = URL(string: "http://127.0.0.1:\(server.port)/files/")!
+        let refused: (any Error) -> Bool = { error in
+            guard case .invalidHeader(name, let reason)? = error as? BlobUploadError else { return false }
+            return reason.hasSuffix("may not set it: the tus protocol does")
+        }
+        await #expect { _ = try await TusClient(endpoint: endpoint, headers: [name: "1"]).discover() } throws: { refused($0) }
+        await #expect { _ = try await TusClient(endpoint: endpoint).status(of: endpoint.appendingPathComponent("x"), headers: [name: "1"]) } throws: { refused($0) }
+        var options = TusUploadOptions()
+        options.headers = [name: "1"]
+        let source = UploadSource.streams(name: "owned", length: 3) { InputStream(data: Data("abc".utf8)) }
+        await #expect { _ = try await TusClient(endpoint: endpoint).upload(source, options: options) } throws: { refused($0) }
+        #expect(server.connectionCount == 0)
+    }
+
     /// `URLRequest` keeps a name that is no token; the socket transport itself refuses it.
     @Test(arguments: ["X-Bad: Name", "X Bad"])
     func theSocketTransportRefusesANameThatIsNoToken(name: String) async throws {

@@ -20,17 +20,18 @@ extension TusClient {
         guard URLOrigin(url) == URLOrigin(endpoint) else {
             throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
         }
+        try Self.refuseOwned(headers, by: "the client's headers")
         let fields = headers.merging(extra, uniquingKeysWith: { $1 })
         guard let headerProvider else {
             return try await sendOnce(method, url, fields: fields, body: body, tusResumable: tusResumable, observe: observe)
         }
         var request = HeaderRequest(method: method, url: url)
-        let provided = try Self.checkProvided(await headerProvider(request))
+        let provided = try Self.refuseOwned(await headerProvider(request), by: "the header provider")
         let reply = try await sendOnce(
             method, url, fields: fields.merging(provided, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
         guard HeaderRequest.refreshingStatuses.contains(reply.statusCode) else { return reply }
         request.refusedStatus = reply.statusCode
-        let renewed = try Self.checkProvided(await headerProvider(request))
+        let renewed = try Self.refuseOwned(await headerProvider(request), by: "the header provider")
         return try await sendOnce(
             method, url, fields: fields.merging(renewed, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
     }
@@ -43,14 +44,13 @@ extension TusClient {
         return try await client.send(head, body: body, observe: observe)
     }
 
-    /// The provider's `fields`, refused when one is the protocol's: the upload sets those.
-    private static func checkProvided(_ fields: [String: String]) throws(BlobUploadError) -> [String: String] {
-        for name in fields.keys {
-            let lowered = name.lowercased()
-            if ["tus-resumable", "host", "transfer-encoding", "content-length", "content-type"].contains(lowered)
-                || lowered.hasPrefix("upload-") {
-                throw .invalidHeader(name: name, reason: "the header provider may not set it: the tus protocol does")
-            }
+    /// `fields` a caller gave (`whose`), refused when one is the protocol's
+    /// (``HTTPFieldOwner/tus``): the client sets those, and a caller's of another case would
+    /// go out beside it.
+    @discardableResult
+    static func refuseOwned(_ fields: [String: String], by whose: String) throws(BlobUploadError) -> [String: String] {
+        for name in fields.keys where HTTPFieldOwner.tus.owns(name) {
+            throw .invalidHeader(name: name, reason: "\(whose) may not set it: the tus protocol does")
         }
         return fields
     }

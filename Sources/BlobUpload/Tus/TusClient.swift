@@ -56,8 +56,10 @@ public final class TusClient: Sendable {
     /// - Parameters:
     ///   - endpoint: The creation URL, e.g. `http://127.0.0.1:18090/files/`.
     ///   - headers: Headers sent with every request. Every request fails with
-    ///     ``BlobUploadError/invalidHeader(name:reason:)`` while one has a CR, LF or NUL, or a
-    ///     name that is not an HTTP token; so does one passed to a single call.
+    ///     ``BlobUploadError/invalidHeader(name:reason:)`` while one has a CR, LF or NUL, a
+    ///     name that is not an HTTP token, or is one the protocol sets (`Tus-Resumable`,
+    ///     `Upload-*`, `Content-Type`, the framing fields), in any case; so does one passed to a
+    ///     single call or in ``TusUploadOptions/headers``.
     ///   - transport: How requests travel; ``Transport/automatic`` by default.
     ///   - configuration: The URLSession configuration, or `nil` for an ephemeral one
     ///     without caches or cookies and the 30 s idle timeout the protocol recommends. On the
@@ -90,6 +92,7 @@ public final class TusClient: Sendable {
     /// - Throws: ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for a non-2xx
     ///   answer, ``BlobUploadError/network(method:url:reason:code:)``, ``BlobUploadError/cancelled``.
     public func discover(headers extra: [String: String] = [:]) async throws(BlobUploadError) -> TusServerCapabilities {
+        try Self.refuseOwned(extra, by: "the call's headers")
         // The protocol asks clients to leave Tus-Resumable out of OPTIONS.
         let reply = try await send("OPTIONS", endpoint, headers: extra, tusResumable: false)
         guard reply.isSuccess else { throw reply.statusError() }
@@ -125,6 +128,7 @@ public final class TusClient: Sendable {
     func create(
         length: Int64?, metadata: [String: String], headers extra: [String: String], optionsShowedTus: Bool
     ) async throws(BlobUploadError) -> URL {
+        try Self.refuseOwned(extra, by: "the call's headers")
         var headers = extra
         if let length {
             headers["Upload-Length"] = String(length)
@@ -161,6 +165,7 @@ public final class TusClient: Sendable {
     ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when `uploadURL` is
     ///   not on the endpoint's origin.
     public func status(of uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) -> TusUploadStatus {
+        try Self.refuseOwned(extra, by: "the call's headers")
         let reply = try await send("HEAD", uploadURL, headers: extra)
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
@@ -191,6 +196,7 @@ public final class TusClient: Sendable {
     ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when `uploadURL` is
     ///   not on the endpoint's origin.
     public func terminate(_ uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) {
+        try Self.refuseOwned(extra, by: "the call's headers")
         let reply = try await send("DELETE", uploadURL, headers: extra, body: Data())
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)

@@ -65,6 +65,7 @@ public struct TusUploadOptions: Sendable {
             throw .invalidOption(
                 name: "chunkSize", reason: "\(chunkSize) bytes is not within 1 and \(Self.maxChunkSize) (1 GiB)")
         }
+        try TusClient.refuseOwned(headers, by: "the upload's headers")
     }
 }
 

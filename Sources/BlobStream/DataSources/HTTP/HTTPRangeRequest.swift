@@ -7,8 +7,6 @@ internal import HTTP1
 /// One `GET` of a byte range of a blob: where, which bytes, which version, and the caller's
 /// extra header fields. Both transports turn it into their own request.
 struct HTTPRangeRequest: Sendable {
-    /// Header fields the data source sets itself; a caller's fields of these names are ignored.
-    static let reservedFields: Set<String> = ["range", "if-range", "accept-encoding", "host", "connection"]
     /// Fields that always carry credentials: never sent to an origin other than the one they
     /// were meant for (after a redirect to another scheme, host or port).
     static let credentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
@@ -40,7 +38,7 @@ struct HTTPRangeRequest: Sendable {
         end = nil
         validator = nil
         self.extraFields = extraFields
-            .filter { !Self.reservedFields.contains($0.key.lowercased()) }
+            .filter { !HTTPFieldOwner.download.owns($0.key) }
             .sorted { $0.key < $1.key }
     }
 
@@ -97,7 +95,7 @@ struct HTTPRangeRequest: Sendable {
     /// ``requestHead`` with `provided` fields (a header provider's) replacing the caller's of
     /// the same name; reserved ones are left out, as the caller's are.
     func requestHead(adding provided: [String: String]) -> HTTPRequestHead {
-        let added = provided.filter { !Self.reservedFields.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }
+        let added = provided.filter { !HTTPFieldOwner.download.owns($0.key) }.sorted { $0.key < $1.key }
         let names = Set(added.map { $0.key.lowercased() })
         let fields = headerFields.filter { !names.contains($0.0.lowercased()) } + added.map { ($0.key, $0.value) }
         return HTTPRequestHead(method: "GET", url: url, fields: [("User-Agent", "BlobStream"), ("Accept", "*/*")] + fields)
