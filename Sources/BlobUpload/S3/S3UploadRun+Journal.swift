@@ -15,19 +15,24 @@ extension S3UploadRun {
     }
 
     /// The upload to continue and its part list — `resumedID` when given, else the journal's
-    /// when it can be continued — and the parts the journal recorded as confirmed.
+    /// when it can be continued, with the part size the journal recorded for it — and the parts
+    /// the journal recorded as confirmed.
     func resumption(
         of resumedID: String?, journal: UploadJournalSession?, reader: S3PartReader
-    ) throws(S3Error) -> (upload: (id: String, listing: (parts: [S3Answers.ListedPart], algorithm: String?))?, journaled: [Int: UploadJournalPart]) {
+    ) throws(S3Error) -> (
+        upload: (id: String, listing: (parts: [S3Answers.ListedPart], algorithm: String?), partSize: Int?)?,
+        journaled: [Int: UploadJournalPart]
+    ) {
         if let resumedID {
             // The journal's upload of this source, if another, is continued by nothing now.
             if let journal, let entry = journal.lookup(), !entry.isS3Upload(resumedID) {
                 abandon(entry, journal: journal, reason: "upload \(resumedID) is continued instead")
             }
-            return ((resumedID, try listParts(uploadID: resumedID)), [:])
+            return ((resumedID, try listParts(uploadID: resumedID), nil), [:])
         }
         guard let journal, let found = try journaledUpload(journal, reader: reader) else { return (nil, [:]) }
-        return ((found.upload.uploadID, found.listing), Dictionary(found.upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 }))
+        return ((found.upload.uploadID, found.listing, found.upload.partSize),
+                Dictionary(found.upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 }))
     }
 
     /// The checksum algorithm the parts carry, as the journal records it.

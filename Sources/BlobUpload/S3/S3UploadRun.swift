@@ -30,7 +30,7 @@ struct S3UploadRun {
         let (resumed, journaled) = try resumption(of: resumedID, journal: journal, reader: reader)
         let uploadID: String
         var listed: [Int: S3Answers.ListedPart] = [:]
-        if let (resumedID, listing) = resumed {
+        if let (resumedID, listing, journaledPartSize) = resumed {
             uploadID = resumedID
             // Its parts carry the algorithm the upload was created with; S3 refuses others.
             if let algorithm = listing.algorithm, !options.sendsChecksums || algorithm.uppercased() != options.checksum.s3Name {
@@ -39,8 +39,12 @@ struct S3UploadRun {
                     reason: "upload \(uploadID) was created with \(algorithm) checksums, not \(options.checksum.s3Name); resume it with that checksum")
             }
             for part in listing.parts { listed[part.number] = part }
-            // Parts are numbered by the part size the upload started with: keep it.
-            if let size = listed.values.map(\.size).max(), size >= Int64(S3UploadOptions.minimumPartSize),
+            // Parts are numbered by the part size the upload started with: keep it — as the
+            // journal recorded it, else as the largest listed part shows it (which a listing of
+            // the short last part alone understates; such a part then fails its check and is
+            // sent again).
+            if let size = journaledPartSize.map(Int64.init) ?? listed.values.map(\.size).max(),
+               size >= Int64(S3UploadOptions.minimumPartSize),
                size <= Int64(S3UploadOptions.maximumPartSize),
                (reader.length.map { ($0 + size - 1) / size } ?? 0) <= Int64(S3UploadOptions.maximumPartCount) {
                 partSize = Int(size)
