@@ -63,10 +63,10 @@ enum S3AbortCommand: Command {
         let cutoff = Date(timeIntervalSinceNow: -age)
         let outcome = UploadSupport.run { () async throws(S3Error) -> (aborted: Int, kept: Int) in
             let all = try await client.listUnfinishedUploads(prefix: prefix)
-            let aborted = try await client.abortUnfinishedUploads(prefix: prefix, initiatedBefore: cutoff) { upload in
+            let aborted = try await client.abortUnfinishedUploads(all, initiatedBefore: cutoff) { upload in
                 console.output("aborted \(S3Support.timestamp(upload.initiated))\t\(upload.uploadID)\ts3://\(bucket)/\(upload.key)\n")
             }
-            return (aborted.count, max(0, all.count - aborted.count))
+            return (aborted.count, all.count { $0.initiated >= cutoff })
         }
         let location = "s3://\(bucket)/\(prefix)"
         switch outcome.result {

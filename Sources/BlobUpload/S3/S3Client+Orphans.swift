@@ -77,8 +77,18 @@ extension S3Client {
     public func abortUnfinishedUploads(
         prefix: String = "", initiatedBefore cutoff: Date, aborted: @escaping @Sendable (S3UnfinishedUpload) -> Void = { _ in }
     ) async throws(S3Error) -> [S3UnfinishedUpload] {
+        try await abortUnfinishedUploads(listUnfinishedUploads(prefix: prefix), initiatedBefore: cutoff, aborted: aborted)
+    }
+
+    /// ``abortUnfinishedUploads(prefix:initiatedBefore:aborted:)`` for `uploads` already listed
+    /// (by ``listUnfinishedUploads(prefix:pageSize:)``): those started before `initiatedBefore`.
+    @discardableResult
+    public func abortUnfinishedUploads(
+        _ uploads: [S3UnfinishedUpload], initiatedBefore cutoff: Date,
+        aborted: @escaping @Sendable (S3UnfinishedUpload) -> Void = { _ in }
+    ) async throws(S3Error) -> [S3UnfinishedUpload] {
         var done: [S3UnfinishedUpload] = []
-        for upload in try await listUnfinishedUploads(prefix: prefix) where upload.initiated < cutoff {
+        for upload in uploads where upload.initiated < cutoff {
             do {
                 try await abort(key: upload.key, uploadID: upload.uploadID)
             } catch .uploadGone {
