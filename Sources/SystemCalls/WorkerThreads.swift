@@ -47,9 +47,24 @@ package final class WorkerThreads: Sendable {
         Thread { [self] in run(worker) }.start()
     }
 
+    /// Names the calling thread as `ps`, `top` and debuggers show it: the first 15 bytes of
+    /// `name` (the kernel's limit), cut at a character boundary. Through `/proc`, since Glibc's
+    /// module has no `pthread_setname_np`; setting Foundation's `Thread.name` here was seen to
+    /// leave the name a new thread inherits from the dispatch thread that started it.
+    static func nameCurrentThread(_ name: String) {
+        #if os(Linux)
+        var bytes = Array(name.utf8.prefix(15))
+        while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        guard case .success(let comm) = FileDescriptor.open("/proc/thread-self/comm", O_WRONLY) else { return }
+        _ = bytes.withUnsafeBytes { comm.writeAll($0) }
+        #else
+        Thread.current.name = name
+        #endif
+    }
+
     private func run(_ worker: Worker) {
         while let job = worker.job.withLock({ job in defer { job = nil }; return job }) {
-            Thread.current.name = job.name
+            Self.nameCurrentThread(job.name)
             job.work()
             idle.withLock { $0.append(worker) }
             if worker.wake.wait(timeout: .now() + linger) == .timedOut {
