@@ -15,8 +15,10 @@ enum PutCommand: Command {
 
         Streams <path-or-url> (a file, a file:, asset: or http(s): URL, or - for standard input,
         a FIFO or a device) as the body of a PUT to <url>, an http:// or https:// URL, without
-        temp files. On Linux the body is sent with chunked transfer coding. A
-        redirect is refused, since it would re-send the body. Prints the status code and the URL.
+        temp files. A body of known length is sent with Content-Length (its last byte only once
+        the source ended cleanly); standard input, a FIFO or a device with chunked transfer
+        coding. A redirect is refused, since it would re-send the body. Prints the status code
+        and the URL.
 
         Options:
               --asset-library DIR  the asset library that asset:// URLs name
