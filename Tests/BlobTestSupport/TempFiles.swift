@@ -124,9 +124,9 @@ public enum TempFiles {
         }
         let printed = output.fileHandleForReading.readDataToEndOfFile()
         let complaint = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let ended = ChildExit.waitForever(process)
         let text = String(decoding: printed, as: UTF8.self)
-        guard process.terminationStatus == 0, let digest = text.split(separator: " ").first, digest.count == 64 else {
+        guard ended == .success, let digest = text.split(separator: " ").first, digest.count == 64 else {
             let reason = String(decoding: complaint, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             throw TestSupportError("sha256sum \(arguments.joined(separator: " ")) failed: \(reason)")
         }

@@ -105,12 +105,12 @@ public enum ToolProcess {
             }
             let outputData = output.fileHandleForReading.readDataToEndOfFile()
             group.wait()
-            process.waitUntilExit()
+            let ended = ChildExit.waitForever(process)
             return Result(
-                status: process.terminationStatus,
+                status: ended.code,
                 standardOutput: String(decoding: outputData, as: UTF8.self),
                 standardError: String(decoding: errorData.value, as: UTF8.self),
-                signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+                signal: ended.signal
             )
         }
     }

@@ -165,42 +165,14 @@ public final class TusServerProcess: Sendable {
             if running.isRunning {
                 let pid = running.processIdentifier
                 kill(pid, signal)
-                // Not `waitUntilExit()`: it spins the calling thread's run loop until Foundation
-                // reaps the child, and a full suite run once left the child a zombie that
-                // Foundation never reaped, spinning one core for good. A server that does not
-                // go within 10 s is killed.
-                if !Self.waitForExit(of: running, seconds: 10) {
+                // A server that does not go within 10 s is killed.
+                if ChildExit.wait(for: running, seconds: 10) == nil {
                     kill(pid, SIGKILL)
-                    _ = Self.waitForExit(of: running, seconds: 5)
+                    _ = ChildExit.wait(for: running, seconds: 5)
                 }
             }
             process = nil
         }
         try? FileManager.default.removeItem(atPath: dataDirectory + ".pid")
-    }
-
-    /// Whether `process` exited within `seconds`: as Foundation says once it reaped the child
-    /// (its port is free then), or, should Foundation leave it a zombie, after 5 s of that.
-    private static func waitForExit(of process: Process, seconds: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        var zombieSince: Date?
-        while Date() < deadline {
-            if !process.isRunning { return true }
-            if hasExited(process.processIdentifier) {
-                let since = zombieSince ?? Date()
-                zombieSince = since
-                if Date().timeIntervalSince(since) > 5 { return true }
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return false
-    }
-
-    /// Whether `pid` is gone, or a zombie waiting to be reaped (`/proc/PID/stat` state `Z`).
-    private static func hasExited(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-        // The state follows the command name, which is in parentheses and may hold spaces.
-        guard let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 }

@@ -48,8 +48,7 @@ import Testing
         let uploadURL = try #require(URL(string: firstLine))
         try await Task.sleep(for: .milliseconds(150))
         kill(first.processIdentifier, SIGKILL)
-        first.waitUntilExit()
-        #expect(first.terminationReason == .uncaughtSignal)
+        #expect(ChildExit.waitForever(first).signal == SIGKILL)
         let offsetAfterKill = try await TusClient(endpoint: server.filesURL).status(of: uploadURL).offset
         #expect(offsetAfterKill < Int64(size), "the first process finished before it was killed: nothing left to resume")
 

@@ -159,9 +159,9 @@ final class CLIProcess: @unchecked Sendable {
     /// ``exited()`` blocking the calling thread: only for code on a thread of its own.
     func wait() -> Result {
         closeInput()
-        process.waitUntilExit()
+        let ended = ChildExit.waitForever(process)
         collected.wait()
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        let status = ended.signal.map { 128 + $0 } ?? ended.code
         return Result(
             status: status,
             standardOutput: String(decoding: outputData.value, as: UTF8.self),

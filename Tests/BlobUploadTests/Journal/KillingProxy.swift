@@ -268,7 +268,7 @@ with lock:
             }
             return nil
         }
-        process.waitUntilExit()
+        ChildExit.waitForever(process)
         let text = try #require(json, "the killing proxy reported no log")
         let list = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])
         return list.map { item in

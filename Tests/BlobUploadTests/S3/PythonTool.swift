@@ -27,10 +27,10 @@ enum PythonTool {
         }
         onOwnThread(group: group) { errors.value = stderr.fileHandleForReading.readDataToEndOfFile() }
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let ended = ChildExit.waitForever(process)
         group.wait()
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("python3 \(arguments.prefix(2).joined(separator: " ")) failed (\(process.terminationStatus)): "
+        guard ended == .success else {
+            throw TestSupportError("python3 \(arguments.prefix(2).joined(separator: " ")) failed (\(ended.code)): "
                 + String(decoding: errors.value, as: UTF8.self) + " — " + TestServers.instructions)
         }
         return output

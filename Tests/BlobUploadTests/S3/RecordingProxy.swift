@@ -125,7 +125,7 @@ json.dump(out, sys.stdout)
     func finish() throws -> [Request] {
         try input.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        ChildExit.waitForever(process)
         let list = try #require(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
         return list.map { item in
             Request(

@@ -58,8 +58,7 @@ final class S3CLIChild: @unchecked Sendable {
     /// Waits for the child; returns its status (or the signal that ended it) and output.
     func finish() -> (status: Int32, signal: Int32?, output: String, errors: String) {
         readers.wait()
-        process.waitUntilExit()
-        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        return (process.terminationStatus, signal, printed.withLock { outputText }, errorText.value)
+        let ended = ChildExit.waitForever(process)
+        return (ended.code, ended.signal, printed.withLock { outputText }, errorText.value)
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+
+/// Waiting for a child `Process` without `waitUntilExit()`, the one way the test support waits.
+///
+/// `waitUntilExit()` spins the calling thread's run loop until Foundation's own child handling
+/// reaps the child. In loaded suite runs Foundation has left children zombies it never reaped
+/// (a `blobstream` run, a `sha256sum`, a tus server), and each wait then spun a core for good,
+/// hanging the suite. Here Foundation's word is taken when it comes; a child that has been a
+/// zombie for 2 s is reaped here instead, and its status read from `waitpid`.
+public enum ChildExit {
+    /// How a child ended.
+    public struct Status: Sendable, Equatable {
+        /// The exit status, or the signal's number when a signal ended it.
+        public var code: Int32
+        /// The signal that ended it, if one did.
+        public var signal: Int32?
+
+        /// A status of `code`, or of `signal` when one ended the child.
+        public init(code: Int32, signal: Int32?) {
+            self.code = code
+            self.signal = signal
+        }
+
+        /// Exit status 0.
+        public static let success = Status(code: 0, signal: nil)
+    }
+
+    /// Waits until `process` (launched) has exited, or `seconds` passed: `nil` then.
+    public static func wait(for process: Process, seconds: TimeInterval = .infinity) -> Status? {
+        let pid = process.processIdentifier
+        let deadline = Date().addingTimeInterval(seconds)
+        var zombieSince: Date?
+        while Date() < deadline {
+            if !process.isRunning {
+                let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+                return Status(code: process.terminationStatus, signal: signal)
+            }
+            if isZombie(pid) {
+                let since = zombieSince ?? Date()
+                zombieSince = since
+                if Date().timeIntervalSince(since) > 2 {
+                    var status: Int32 = 0
+                    if waitpid(pid, &status, WNOHANG) == pid { return decode(status) }
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return nil
+    }
+
+    /// `wait(for:)` without a bound.
+    @discardableResult
+    public static func waitForever(_ process: Process) -> Status {
+        wait(for: process)!
+    }
+
+    /// Whether `pid` is a zombie waiting to be reaped (`/proc/PID/stat` state `Z`).
+    private static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
+    /// A `waitpid` status (the `WIFEXITED`/`WTERMSIG` macros, which Swift does not import).
+    private static func decode(_ status: Int32) -> Status {
+        let signal = status & 0x7f
+        return signal == 0 ? Status(code: (status >> 8) & 0xff, signal: nil) : Status(code: signal, signal: signal)
+    }
+}
