@@ -20,19 +20,7 @@ import Testing
         options.partSize = partSize
         options.parallelParts = 1
         options.journal = FileUploadJournal(directory: directory)
-        let first = options
-        let created = Locked<String?>(nil)
-        let cancel = Locked<(@Sendable () -> Void)?>(nil)
-        let task = Task {
-            while cancel.value == nil { try await Task.sleep(nanoseconds: 1_000_000) }
-            return try await client.upload(.file(path: path), key: "sized.bin", options: first) { event in
-                if case .created(let id) = event { created.value = id }
-                if case .partUploaded(1, _) = event { cancel.value?() }
-            }
-        }
-        cancel.value = { task.cancel() }
-        _ = await task.result
-        let id = try #require(created.value)
+        let id = try await client.uploadCancelled(afterPart: 1, path: path, key: "sized.bin", options: options)
 
         // The last part (6 MiB, past two parts of 8) sent, and part 1 replaced by one byte.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))

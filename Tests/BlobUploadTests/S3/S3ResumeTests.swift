@@ -69,20 +69,7 @@ import Testing
         var options = S3UploadOptions()
         options.partSize = Self.partSize
         options.parallelParts = 1
-        let settings = options
-        let created = Locked<String?>(nil)
-        let cancel = Locked<(@Sendable () -> Void)?>(nil)
-        // Stop after two parts.
-        let task = Task {
-            while cancel.value == nil { try await Task.sleep(nanoseconds: 1_000_000) }
-            return try await client.upload(.file(path: path), key: "changed.bin", options: settings) { event in
-                if case .created(let id) = event { created.value = id }
-                if case .partUploaded(2, _) = event { cancel.value?() }
-            }
-        }
-        cancel.value = { task.cancel() }
-        _ = await task.result
-        let id = try #require(created.value)
+        let id = try await client.uploadCancelled(afterPart: 2, path: path, key: "changed.bin", options: options)
         #expect(try await client.listParts(key: "changed.bin", uploadID: id).map(\.number) == [1, 2])
 
         // The same length, other bytes in part 1: its ETag (MD5) no longer matches.
