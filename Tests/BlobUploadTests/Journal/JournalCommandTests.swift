@@ -20,9 +20,7 @@ import Testing
         let proxy = try KillingProxy(protocol: "tus", targetPort: server.port)
         defer { _ = try? proxy.finish() }
         let arguments = ["upload", path, "http://127.0.0.1:\(proxy.port)/files/"]
-        let killed = try await JournalKillTests.run(arguments, state: state, killedBy: proxy, at: Self.kill)
-        try #require(killed.signal == SIGKILL, "\(killed.standardError)")
-        let old = try #require(killed.standardOutput.split(separator: "\n").first.map(String.init))
+        let old = try await JournalKillTests.killedUpload(arguments, state: state, killedBy: proxy)
 
         // Rewritten in place: same path, inode and length, other bytes.
         try Self.rewrite(path, seed: 2212)
@@ -45,9 +43,7 @@ import Testing
         let proxy = try KillingProxy(protocol: "s3", targetPort: TestServers.motoPort)
         defer { _ = try? proxy.finish() }
         let arguments = ["s3", "cp", "--endpoint", "http://127.0.0.1:\(proxy.port)", path, "s3://\(bucket)/changed.bin"]
-        let killed = try await JournalKillTests.run(arguments, state: state, killedBy: proxy, at: Self.kill)
-        try #require(killed.signal == SIGKILL, "\(killed.standardError)")
-        let old = try #require(killed.standardOutput.split(separator: "\n").first.map(String.init))
+        let old = try await JournalKillTests.killedUpload(arguments, state: state, killedBy: proxy)
 
         try Self.rewrite(path, seed: 2214)
         let rerun = try await ToolProcess.execute(
@@ -70,9 +66,7 @@ import Testing
         let proxy = try KillingProxy(protocol: "tus", targetPort: server.port)
         defer { _ = try? proxy.finish() }
         let arguments = ["upload", path, "http://127.0.0.1:\(proxy.port)/files/"]
-        let killed = try await JournalKillTests.run(arguments, state: state, killedBy: proxy, at: Self.kill)
-        try #require(killed.signal == SIGKILL, "\(killed.standardError)")
-        let old = try #require(killed.standardOutput.split(separator: "\n").first.map(String.init))
+        let old = try await JournalKillTests.killedUpload(arguments, state: state, killedBy: proxy)
         // Terminated (DELETE) on the server itself, past the proxy, whose origin the URL names.
         let direct = try #require(URL(string: old.replacingOccurrences(of: ":\(proxy.port)/", with: ":\(server.port)/")))
         try await TusClient(endpoint: server.filesURL).terminate(direct)
@@ -95,9 +89,7 @@ import Testing
         let proxy = try KillingProxy(protocol: "s3", targetPort: TestServers.motoPort)
         defer { _ = try? proxy.finish() }
         let arguments = ["s3", "cp", "--endpoint", "http://127.0.0.1:\(proxy.port)", path, "s3://\(bucket)/gone.bin"]
-        let killed = try await JournalKillTests.run(arguments, state: state, killedBy: proxy, at: Self.kill)
-        try #require(killed.signal == SIGKILL, "\(killed.standardError)")
-        let old = try #require(killed.standardOutput.split(separator: "\n").first.map(String.init))
+        let old = try await JournalKillTests.killedUpload(arguments, state: state, killedBy: proxy)
         try await client.abort(key: "gone.bin", uploadID: old)
 
         let rerun = try await ToolProcess.execute(
@@ -118,9 +110,7 @@ import Testing
         let proxy = try KillingProxy(protocol: "tus", targetPort: server.port)
         defer { _ = try? proxy.finish() }
         let endpoint = "http://127.0.0.1:\(proxy.port)/files/"
-        let first = try await JournalKillTests.run(["upload", path, endpoint], state: state, killedBy: proxy, at: Self.kill)
-        try #require(first.signal == SIGKILL, "\(first.standardError)")
-        let old = try #require(first.standardOutput.split(separator: "\n").first.map(String.init))
+        let old = try await JournalKillTests.killedUpload(["upload", path, endpoint], state: state, killedBy: proxy)
 
         let fresh = try await JournalKillTests.run(["upload", "--no-resume", path, endpoint], state: state, killedBy: proxy, at: Self.kill)
         try #require(fresh.signal == SIGKILL, "\(fresh.standardError)")

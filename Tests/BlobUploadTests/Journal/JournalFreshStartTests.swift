@@ -15,9 +15,7 @@ import Testing
         let proxy = try KillingProxy(protocol: "s3", targetPort: TestServers.motoPort)
         defer { _ = try? proxy.finish() }
         let target = ["--endpoint", "http://127.0.0.1:\(proxy.port)", path, "s3://\(bucket)/fresh.bin"]
-        let killed = try await JournalKillTests.run(["s3", "cp"] + target, state: state, killedBy: proxy, at: JournalCommandTests.kill)
-        try #require(killed.signal == SIGKILL, "\(killed.standardError)")
-        let old = try #require(killed.standardOutput.split(separator: "\n").first.map(String.init))
+        let old = try await JournalKillTests.killedUpload(["s3", "cp"] + target, state: state, killedBy: proxy)
         try #require(try MotoS3.uploadIDs(bucket: bucket) == [old])
 
         let fresh = try await ToolProcess.execute(
@@ -43,9 +41,7 @@ import Testing
         // Two killed runs with journals of their own: two uploads of one file to one key.
         var ids: [String] = []
         for journal in [state, other] {
-            let killed = try await JournalKillTests.run(["s3", "cp"] + target, state: journal, killedBy: proxy, at: JournalCommandTests.kill)
-            try #require(killed.signal == SIGKILL, "\(killed.standardError)")
-            ids.append(try #require(killed.standardOutput.split(separator: "\n").first.map(String.init)))
+            ids.append(try await JournalKillTests.killedUpload(["s3", "cp"] + target, state: journal, killedBy: proxy))
         }
         let (journaled, resumed) = (ids[0], ids[1])
 

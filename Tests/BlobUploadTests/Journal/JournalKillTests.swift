@@ -132,6 +132,14 @@ import Testing
         return await child.finished()
     }
 
+    /// ``run(_:state:killedBy:at:)`` with the default kill point of ``JournalCommandTests``,
+    /// required to end by SIGKILL: the upload it printed first (a tus URL or an S3 upload id).
+    static func killedUpload(_ arguments: [String], state: String, killedBy proxy: KillingProxy) async throws -> String {
+        let killed = try await run(arguments, state: state, killedBy: proxy, at: JournalCommandTests.kill)
+        try #require(killed.signal == SIGKILL, "\(killed.standardError)")
+        return try #require(killed.standardOutput.split(separator: "\n").first.map(String.init))
+    }
+
     static func s3Environment(_ state: String) -> [String: String] {
         ["XDG_STATE_HOME": state, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"]
     }
