@@ -141,7 +141,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     /// The final response arrived; returns whether to go on.
     func didReceive(_ response: URLResponse) -> Bool {
         guard let http = response as? HTTPURLResponse else {
-            fail(.protocolViolation(reason: "the response is not an HTTP response"))
+            fail(.protocolViolation(reason: "the response is not an HTTP response"), cancelling: false)
             return false
         }
         let live = progress.withLock { state in
@@ -151,7 +151,9 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
             return !state.finished
         }
         guard live, sink?.transfer(id, didReceive: HTTPResponseHead(http)) == true else {
-            cancel()
+            // The `.cancel` disposition ends the task: a cancel of our own, racing with it, is
+            // what FoundationNetworking traps on (see ``redirect(status:location:)``).
+            _ = finish()
             return false
         }
         return true
@@ -171,11 +173,14 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
 
     /// URLSession is about to follow a redirect: it never does. The source decides, by the
     /// redirect rule (``HTTPRedirectPolicy``), as for the socket transport, and sends a new
-    /// request if it follows; this task then ends at the redirect.
+    /// request if it follows. This task then ends by itself: its 3xx answer reaches
+    /// ``didReceive(_:)`` of a finished transfer, which refuses it. It is not cancelled here:
+    /// FoundationNetworking traps when a task is cancelled before the redirect callback it is
+    /// waiting for has returned ("Received callback for HTTP redirection, but we're not
+    /// waiting for it"), as a suite run showed.
     func redirect(status: Int, location: String?) {
         guard let location, finish() else { return }
         sink?.transfer(id, redirectedTo: location, statusCode: status)
-        cancelTask()
     }
 
     /// The task ended.
@@ -188,9 +193,11 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         sink?.transfer(id, didFinishWith: Self.failure(for: error, timeout: max(requestTimeout, idleTimeout)))
     }
 
-    private func fail(_ failure: HTTPTransferFailure) {
+    /// Ends the transfer with `failure`, cancelling the task unless the caller ends it (a
+    /// refused response's `.cancel` disposition).
+    private func fail(_ failure: HTTPTransferFailure, cancelling: Bool = true) {
         guard finish() else { return }
-        cancelTask()
+        if cancelling { cancelTask() }
         sink?.transfer(id, didFinishWith: failure)
     }
 
