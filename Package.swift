@@ -34,19 +34,19 @@ let package = Package(
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"]),
         .executableTarget(
             name: "blob-bench",
-            dependencies: ["BlobStream", "BlobUpload", "HTTP1"],
+            dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"],
             path: "Benchmarks/blob-bench"
         ),
         // Helpers shared by the test targets: server discovery, a fault-injecting TCP proxy,
         // in-memory sources.
-        .target(name: "BlobTestSupport", dependencies: ["BlobStream"], path: "Tests/BlobTestSupport"),
+        .target(name: "BlobTestSupport", dependencies: ["BlobStream", "SystemCalls"], path: "Tests/BlobTestSupport"),
         // A child program for a test whose subject traps inside Foundation.
         .executableTarget(name: "property-list-probe", dependencies: ["BlobStream"], path: "Tests/PropertyListProbe"),
         .testTarget(
             name: "BlobStreamTests",
-            dependencies: ["BlobStream", "HTTP1", "BlobTestSupport", "property-list-probe"]
+            dependencies: ["BlobStream", "HTTP1", "SystemCalls", "BlobTestSupport", "property-list-probe"]
         ),
-        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "BlobTestSupport"]),
+        .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls", "BlobTestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
     ],

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// The loopback servers the HTTP and upload scenarios measure against, started through the
 /// same script the tests use, so `swift run -c release blob-bench` stays one command.
@@ -24,9 +25,9 @@ enum LoopbackServers {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [script, "up"]
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError("\(script) up exited with \(process.terminationStatus); see its messages above")
+        let ended = ChildExit.waitForever(process)
+        guard ended == .success else {
+            throw BenchmarkError("\(script) up exited with \(ended.code); see its messages above")
         }
         try ensureCurl()
     }
@@ -37,8 +38,7 @@ enum LoopbackServers {
         install.executableURL = URL(fileURLWithPath: "/bin/bash")
         install.arguments = ["-c", "command -v curl >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl; } >&2"]
         try install.run()
-        install.waitUntilExit()
-        guard install.terminationStatus == 0 else {
+        guard ChildExit.waitForever(install) == .success else {
             throw BenchmarkError("curl is missing and could not be installed: apt-get install -y curl")
         }
     }

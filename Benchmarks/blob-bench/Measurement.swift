@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+import SystemCalls
 
 /// Timing helpers: best of a few runs, so a stray hiccup on a shared machine does not decide.
 enum Measurement {
@@ -63,9 +64,9 @@ enum Measurement {
         process.standardError = FileHandle.nullDevice
         let start = DispatchTime.now().uptimeNanoseconds
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError("\(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        let ended = ChildExit.waitForever(process)
+        guard ended == .success else {
+            throw BenchmarkError("\(arguments.joined(separator: " ")) exited with \(ended.code)")
         }
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }

@@ -2,6 +2,7 @@ import BlobStream
 import BlobUpload
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// The `s3` group: the same 256 MiB file (the benchmark file, or a 256 MiB one beside it when
 /// `--size` is larger) uploaded to moto's S3 server (127.0.0.1:18100, started by
@@ -118,9 +119,9 @@ private enum S3Bench {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw BenchmarkError("aws \(arguments.joined(separator: " ")) exited with \(process.terminationStatus) "
+            let ended = ChildExit.waitForever(process)
+            guard ended == .success else {
+                throw BenchmarkError("aws \(arguments.joined(separator: " ")) exited with \(ended.code) "
                     + "(Scripts/test-servers.sh up installs awscli)")
             }
         }

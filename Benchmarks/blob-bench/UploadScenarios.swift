@@ -5,6 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
+import SystemCalls
 
 /// The upload scenarios, on the loopback servers of `Scripts/test-servers.sh up` (started, and
 /// installed if missing, here), with the file at `file` (`fileSize` bytes), best of four
@@ -381,12 +382,12 @@ private enum Tuspy {
             return .failure(error)
         }
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let ended = ChildExit.waitForever(process)
         let childCPU = Measurement.cpuSeconds(RUSAGE_CHILDREN) - childCPUBefore
         let fields = printed.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        guard process.terminationStatus == 0, fields.count == 3, let url = URL(string: fields[0]),
+        guard ended == .success, fields.count == 3, let url = URL(string: fields[0]),
               let seconds = Double(fields[1]), let uploadCPU = Double(fields[2]) else {
-            return .failure(BenchmarkError("tuspy exited with \(process.terminationStatus), printing \"\(printed)\""))
+            return .failure(BenchmarkError("tuspy exited with \(ended.code), printing \"\(printed)\""))
         }
         _ = waitForAsync { () async throws(BlobUploadError) in try await TusClient(endpoint: endpoint, transport: transport).terminate(url) }
         return .success(Run(seconds: seconds, childCPUSeconds: childCPU, uploadCPUSeconds: uploadCPU))

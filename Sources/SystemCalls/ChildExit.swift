@@ -1,33 +1,37 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#endif
 
-/// Waiting for a child `Process` without `waitUntilExit()`, the one way the test support waits.
+/// Waiting for a child `Process` without `waitUntilExit()`: the one way the tests and the
+/// benchmark wait for the programs they run.
 ///
 /// `waitUntilExit()` spins the calling thread's run loop until Foundation's own child handling
 /// reaps the child. In loaded suite runs Foundation has left children zombies it never reaped
 /// (a `blobstream` run, a `sha256sum`, a tus server), and each wait then spun a core for good,
-/// hanging the suite. Here Foundation's word is taken when it comes; a child that has been a
+/// hanging the suite. The child is looked at every millisecond, so a timed command is timed to
+/// within one. Here Foundation's word is taken when it comes; a child that has been a
 /// zombie for 2 s is reaped here instead, and its status read from `waitpid`.
-public enum ChildExit {
+package enum ChildExit {
     /// How a child ended.
-    public struct Status: Sendable, Equatable {
+    package struct Status: Sendable, Equatable {
         /// The exit status, or the signal's number when a signal ended it.
-        public var code: Int32
+        package var code: Int32
         /// The signal that ended it, if one did.
-        public var signal: Int32?
+        package var signal: Int32?
 
         /// A status of `code`, or of `signal` when one ended the child.
-        public init(code: Int32, signal: Int32?) {
+        package init(code: Int32, signal: Int32?) {
             self.code = code
             self.signal = signal
         }
 
         /// Exit status 0.
-        public static let success = Status(code: 0, signal: nil)
+        package static let success = Status(code: 0, signal: nil)
     }
 
     /// Waits until `process` (launched) has exited, or `seconds` passed: `nil` then.
-    public static func wait(for process: Process, seconds: TimeInterval = .infinity) -> Status? {
+    package static func wait(for process: Process, seconds: TimeInterval = .infinity) -> Status? {
         let pid = process.processIdentifier
         let deadline = Date().addingTimeInterval(seconds)
         var zombieSince: Date?
@@ -44,14 +48,14 @@ public enum ChildExit {
                     if waitpid(pid, &status, WNOHANG) == pid { return decode(status) }
                 }
             }
-            Thread.sleep(forTimeInterval: 0.005)
+            Thread.sleep(forTimeInterval: 0.001)
         }
         return nil
     }
 
     /// `wait(for:)` without a bound.
     @discardableResult
-    public static func waitForever(_ process: Process) -> Status {
+    package static func waitForever(_ process: Process) -> Status {
         wait(for: process)!
     }
 

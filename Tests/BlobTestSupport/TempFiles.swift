@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemCalls
 
 /// Scratch directories, deterministic pseudo-random content and SHA-256 digests for tests.
 ///

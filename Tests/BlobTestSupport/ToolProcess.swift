@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// Runs command-line programs from tests: the package's own `blobstream`, or reference tools.
 public enum ToolProcess {

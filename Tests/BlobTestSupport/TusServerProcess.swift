@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import SystemCalls
 
 /// A private tus server (the same Scripts/tus_server.py that `Scripts/test-servers.sh` runs)
 /// on its own ephemeral port and data directory, for tests that restart or kill the server:

@@ -2,6 +2,7 @@ import BlobStream
 import BlobTestSupport
 import BlobUpload
 import Foundation
+import SystemCalls
 import Testing
 
 /// `blobstream upload` and `blobstream put`, run as processes against the real servers.

@@ -1,6 +1,7 @@
 import BlobTestSupport
 import Foundation
 import Glibc
+import SystemCalls
 
 /// A `blobstream` process that a test talks to while it runs: writes its standard input,
 /// sends it signals, and collects what it printed. ``ToolProcess`` covers the run-to-the-end

@@ -1,6 +1,7 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
+import SystemCalls
 import Testing
 
 /// `blobstream cat` of an `http:` URL into a reader slower than the network: the package's own

@@ -1,5 +1,6 @@
 import BlobTestSupport
 import Foundation
+import SystemCalls
 import Testing
 
 /// A TCP proxy in Python in front of tuspyserver or moto that parses the HTTP/1.1 exchanges it

@@ -1,5 +1,6 @@
 import BlobTestSupport
 import Foundation
+import SystemCalls
 
 /// Runs the botocore SigV4 oracle in `Scripts/` for the S3 tests.
 enum PythonTool {

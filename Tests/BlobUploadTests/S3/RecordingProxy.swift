@@ -1,5 +1,6 @@
 import BlobTestSupport
 import Foundation
+import SystemCalls
 import Testing
 
 /// A TCP proxy in front of moto, in Python, that records every request it relays and, when

@@ -1,5 +1,6 @@
 import BlobTestSupport
 import Foundation
+import SystemCalls
 
 /// `blobstream` as a child whose standard output is read while it runs, so a test can act the
 /// moment the upload id is printed (asking the server instead can lose the race on a loaded
