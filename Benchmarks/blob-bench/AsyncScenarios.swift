@@ -162,6 +162,7 @@ private final class SliceDataSource: BlobDataSource {
     }
 
     var resourceName: String { "\(base.path)[\(start)+\(length)]" }
+    var readsImmediately: Bool { base.readsImmediately }
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         let length = self.length

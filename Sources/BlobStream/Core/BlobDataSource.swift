@@ -87,6 +87,13 @@ public protocol BlobDataSource: AnyObject, Sendable {
     /// ``BlobInputStream/blockSize``. Expensive sources (assets, networks) ask for large blocks.
     var preferredBlockSize: Int { get }
 
+    /// Whether every read answers at once, never ``BlobSourceReadResult/wouldBlock``: a file, or
+    /// memory. An asynchronous stream then lets its reader fill straight into its own buffer
+    /// instead of reading ahead into a cache and copying out of it. A source that says so and
+    /// still answers `wouldBlock` is served correctly, only with a read that finds no bytes
+    /// after `hasBytesAvailable`. `false` by default.
+    var readsImmediately: Bool { get }
+
     /// Opens (or reopens) the source and calls `completion` exactly once, synchronously or later
     /// on any thread, with the blob's description or the reason it could not be opened.
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void)
@@ -160,6 +167,9 @@ extension BlobDataSource {
 
     /// 64 KiB: the size of URLSession's reads, which then go straight into the caller's buffer.
     public var preferredBlockSize: Int { 64 * 1024 }
+
+    /// `false`: by default a source may have to wait for its bytes.
+    public var readsImmediately: Bool { false }
 
     /// `nil`: by default a source needs no particular thread to make progress.
     public func reasonWaitingWouldDeadlock() -> String? { nil }

@@ -18,6 +18,9 @@ extension ForwardingDataSource {
     /// The base's block size.
     public var preferredBlockSize: Int { base.preferredBlockSize }
 
+    /// The base's answer.
+    public var readsImmediately: Bool { base.readsImmediately }
+
     /// Opens the base.
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         base.open(completion: completion)

@@ -36,6 +36,9 @@ public final class MemoryDataSource: BlobDataSource {
         return .read(count)
     }
 
+    /// `true`: the bytes are already here.
+    public var readsImmediately: Bool { true }
+
     /// Nothing to release.
     public func close() {}
 }

@@ -65,15 +65,22 @@ extension BlobInputStream {
     // MARK: Asynchronous
 
     func readAsynchronously(into destination: UnsafeMutableRawBufferPointer) -> Int {
-        let (count, mustRefill) = transition { machine, effects in machine.readCached(into: destination, &effects) }
-        if mustRefill { refill(.running) }
-        return count
+        switch transition({ machine, effects in machine.beginAsynchronousRead(into: destination, &effects) }) {
+        case .finish(let count, let mustRefill):
+            if mustRefill { refill(.running) }
+            return count
+        case .fill(let first):
+            refill(.from(first))
+            return transition { machine, effects in machine.endReaderFill(into: destination, &effects) }
+        }
     }
 
     /// How a refill run starts.
     enum RefillStart {
         /// The machine already marked the refill as running for this caller.
         case running
+        /// As ``running``, with this first step already decided (a read that fills on demand).
+        case from(StreamMachine.RefillStep)
         /// Claim the refill queued under this ticket (`nil`: whichever is queued) first.
         case queued(Int?)
     }
@@ -85,8 +92,14 @@ extension BlobInputStream {
     func refill(_ start: RefillStart) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        if case .queued(let ticket) = start, !machine.claimQueuedRefill(ticket) { return false }
-        var step = machine.nextRefillStep()
+        var step: StreamMachine.RefillStep
+        switch start {
+        case .running: step = machine.nextRefillStep()
+        case .from(let first): step = first
+        case .queued(let ticket):
+            guard machine.claimQueuedRefill(ticket) else { return false }
+            step = machine.nextRefillStep()
+        }
         while true {
             switch step {
             case .stop:

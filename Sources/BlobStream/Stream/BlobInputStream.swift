@@ -84,10 +84,12 @@ public final class BlobInputStream: InputStream, PositionedInputStream, EventDri
     /// this size (or of every byte left) go straight into the caller's buffer, without a copy.
     /// Set it before `open()`; later changes are ignored.
     ///
-    /// Defaults to the source's ``BlobDataSource/preferredBlockSize`` in synchronous mode, and
-    /// to at least ``minimumAsynchronousBlockSize`` in asynchronous mode, where every byte is
-    /// copied out of the cache anyway and larger blocks mean fewer source calls per event
-    /// (measured with `blob-bench`).
+    /// Defaults to the source's ``BlobDataSource/preferredBlockSize``; in asynchronous mode over
+    /// a source whose reads are not immediate (``BlobDataSource/readsImmediately``), to at least
+    /// ``minimumAsynchronousBlockSize``, since every byte is then copied out of the cache anyway
+    /// and larger blocks mean fewer source calls per event (measured with `blob-bench`).
+    /// Asynchronous reads of an immediate source with room for a block go straight into the
+    /// caller's buffer too.
     public var blockSize: Int {
         get { lock.withLock { configuredBlockSize } }
         set { lock.withLock { configuredBlockSize = max(1, newValue) } }
@@ -185,8 +187,9 @@ public final class BlobInputStream: InputStream, PositionedInputStream, EventDri
         self.dataSource = dataSource
         self.mode = mode
         let preferred = max(1, dataSource.preferredBlockSize)
-        configuredBlockSize = mode == .asynchronous ? max(preferred, Self.minimumAsynchronousBlockSize) : preferred
-        machine = StreamMachine(mode: mode, resource: dataSource.resourceName)
+        let immediate = dataSource.readsImmediately
+        configuredBlockSize = mode == .asynchronous && !immediate ? max(preferred, Self.minimumAsynchronousBlockSize) : preferred
+        machine = StreamMachine(mode: mode, resource: dataSource.resourceName, immediateSource: immediate)
         super.init(data: Data())
         let stream = WeakReference(self)
         signalSource = { stream.object?.transition { machine, effects in machine.sourceSignalled(&effects) } }
@@ -310,7 +313,7 @@ public final class BlobInputStream: InputStream, PositionedInputStream, EventDri
         lock.withLock {
             switch mode {
             case .synchronous: return machine.phase != .atEnd
-            case .asynchronous: return machine.cache.count > 0
+            case .asynchronous: return machine.cache.count > 0 || machine.fillsOnDemandNow
             }
         }
     }

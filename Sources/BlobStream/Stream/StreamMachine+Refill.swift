@@ -37,6 +37,11 @@ extension StreamMachine {
             return (-1, false)
         }
         let count = consume(cache.take(into: destination), &effects)
+        if readsOnDemand {
+            // The next read fills, into its own buffer: nothing is read ahead to be copied.
+            if isReadable { effects.post(.hasBytesAvailable) }
+            return (count, false)
+        }
         return (count, startRefillIfDry())
     }
 
@@ -51,7 +56,11 @@ extension StreamMachine {
         case .closed: return .failed(.closed)
         default: return .failed(.notOpen)
         }
-        guard cache.count > 0 else { return .wait }
+        guard cache.count > 0 else {
+            // A reader that fills on demand left the cache empty and nothing running.
+            if readsOnDemand, refill == .idle { queueRefill(&effects) }
+            return .wait
+        }
         let pool = chunkPool ?? ChunkBufferPool(blockSize: cache.storage.count)
         chunkPool = pool
         let start = offset
@@ -83,6 +92,7 @@ extension StreamMachine {
             return .stop
         }
         let region = cache.fillRegion(limit: remaining)
+        refillTarget = .cache
         sourceSignalled = false
         beginSourceCall()
         return .read(region, at: offset, generation: generation)
@@ -144,8 +154,14 @@ extension StreamMachine {
     private mutating func filled(_ count: Int, _ effects: inout StreamEffects) -> RefillStep {
         consecutiveReopens = 0
         refill = .idle
-        cache.didFill(count)
-        effects.post(.hasBytesAvailable)
+        switch refillTarget {
+        case .cache:
+            cache.didFill(count)
+            effects.post(.hasBytesAvailable)
+        case .reader:
+            // The reader that ran this refill hands the bytes over (``endReaderFill``).
+            readerFill = (count, generation)
+        }
         return .stop
     }
 

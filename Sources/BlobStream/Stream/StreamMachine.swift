@@ -44,6 +44,13 @@ struct StreamMachine: ~Copyable {
         case awaitingReopen
     }
 
+    /// Where a refill's source read goes.
+    enum RefillTarget: Equatable, Sendable {
+        case cache
+        /// The buffer of the asynchronous reader that runs the refill itself.
+        case reader
+    }
+
     /// A reopen after the source went stale.
     enum Reopen: Equatable, Sendable {
         case idle
@@ -66,6 +73,10 @@ struct StreamMachine: ~Copyable {
     let mode: BlobInputStream.Mode
     /// The source's resource name, for errors.
     let resource: String
+    /// The source's reads are immediate (``BlobDataSource/readsImmediately``): in asynchronous
+    /// mode the reader fills on demand, straight into its own buffer when it has room for a
+    /// block, instead of the cache being refilled ahead (see `StreamMachine+OnDemand.swift`).
+    let immediateSource: Bool
 
     var phase: Phase = .notOpen
     /// Why the last read returned -1 without ending the stream. Cleared by the next good read.
@@ -85,6 +96,11 @@ struct StreamMachine: ~Copyable {
     /// The source's `whenReadable` fired since the last source read.
     var sourceSignalled = false
     var refill = Refill.idle
+    /// Where the running refill's source read goes: the cache, or the buffer of the reader that
+    /// runs it (on demand, see `StreamMachine+OnDemand.swift`).
+    var refillTarget = RefillTarget.cache
+    /// What a refill into the reader's buffer brought: the count, for the generation it was read in.
+    var readerFill: (count: Int, generation: Int)?
     var refillTickets = 0
     var reopen = Reopen.idle
     /// Bumped by every seek and reopen, so that work started before it is recognised as stale.
@@ -100,9 +116,10 @@ struct StreamMachine: ~Copyable {
     /// One close of the source at a time, as its contract promises.
     var sourceCloser = Turn()
 
-    init(mode: BlobInputStream.Mode, resource: String) {
+    init(mode: BlobInputStream.Mode, resource: String, immediateSource: Bool = false) {
         self.mode = mode
         self.resource = resource
+        self.immediateSource = immediateSource
     }
 
     // MARK: Reading the state

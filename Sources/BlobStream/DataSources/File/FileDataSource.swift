@@ -70,6 +70,9 @@ public final class FileDataSource: BlobDataSource {
     /// The path of the file.
     public var resourceName: String { path }
 
+    /// `true`: a `pread` never waits for another party (the contract counts local reads as immediate).
+    public var readsImmediately: Bool { true }
+
     /// Opens the file without blocking and reports its length and version, or why it cannot be
     /// read (missing, a directory, a FIFO or other special file, no permission). A size of 0
     /// is confirmed with a one-byte read; a file that has bytes after all is announced with an

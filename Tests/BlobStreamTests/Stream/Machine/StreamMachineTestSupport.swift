@@ -6,11 +6,12 @@ enum MachineHarness {
     static let resource = "machine"
 
     /// A machine opened on a blob of `length` bytes (`nil`: unknown), at `offset`.
+    /// With `immediate`, over a source whose reads are immediate (``BlobDataSource/readsImmediately``).
     static func opened(
         _ mode: BlobInputStream.Mode, length: Int64? = 100, identity: String? = "v1",
-        blockSize: Int = 16, at offset: Int64 = 0
+        blockSize: Int = 16, at offset: Int64 = 0, immediate: Bool = false
     ) -> StreamMachine {
-        var machine = StreamMachine(mode: mode, resource: resource)
+        var machine = StreamMachine(mode: mode, resource: resource, immediateSource: immediate)
         var effects = StreamEffects()
         if offset > 0 { _ = machine.seek(to: offset, &effects) }
         _ = machine.open(blockSize: blockSize)
@@ -92,6 +93,20 @@ extension StreamMachine.RefillStep {
 
     var confirm: (offset: Int64, confirmed: StreamMachine.Confirmed, generation: Int)? {
         if case .confirm(let offset, let confirmed, let generation) = self { return (offset, confirmed, generation) }
+        return nil
+    }
+}
+
+extension StreamMachine.AsynchronousRead {
+    /// The first step of a `.fill`, else `nil`.
+    var fill: StreamMachine.RefillStep? {
+        if case .fill(let step) = self { return step }
+        return nil
+    }
+
+    /// The count of a `.finish`, else `nil`.
+    var finished: (count: Int, refill: Bool)? {
+        if case .finish(let count, let refill) = self { return (count, refill) }
         return nil
     }
 }
