@@ -9,7 +9,8 @@ import Foundation
 /// It checks: `open` completes exactly once, with the declared length (when the source knows
 /// one); reads of every size yield the exact bytes, never zero and never more than asked, and
 /// the data ends with ``BlobSourceReadResult/end`` (or at the known length); `whenReadable`
-/// comes exactly once after `wouldBlock`; the unchanged blob is confirmed at its end; `close`
+/// comes exactly once after `wouldBlock`, which a source whose reads are immediate never
+/// answers; the unchanged blob is confirmed at its end; `close`
 /// is idempotent. Positional sources are read at random offsets and reopened at an offset;
 /// reopenable sources are reopened after a close, with the same version; read-once sources
 /// refuse a second open and a read out of order.
@@ -193,6 +194,9 @@ public enum DataSourceConformance {
                 guard result == .wouldBlock else {
                     if calls.value != 0 { problems.append("whenReadable was called for a read that answered \(result)") }
                     return result
+                }
+                if source.readsImmediately {
+                    problems.append("a source whose reads are immediate answered wouldBlock at offset \(offset)")
                 }
                 guard signal.wait(timeout: .now() + timeout) == .success else {
                     throw TestSupportError("no whenReadable within \(timeout) s after wouldBlock at offset \(offset)")
