@@ -57,7 +57,7 @@ enum PutCommand: Command {
         let expectedLength = input.filePath.flatMap { path in
             (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value
         }
-        let body = Unchecked(stream)
+        let body = StreamHandOff(stream)
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
         let outcome = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
             try await StreamedUploader(transport: transport, rateLimit: rateLimit).upload(
@@ -82,7 +82,7 @@ enum PutCommand: Command {
 }
 
 /// Hands a stream, which Foundation does not mark `Sendable`, to the one task that uploads it.
-private final class Unchecked: @unchecked Sendable {
+private final class StreamHandOff: @unchecked Sendable {
     private var stream: InputStream?
     init(_ stream: InputStream) { self.stream = stream }
     /// The stream, once.

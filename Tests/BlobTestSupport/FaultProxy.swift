@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import SystemCalls
 import Synchronization
 
 /// An in-process TCP proxy on 127.0.0.1 that forwards every accepted connection to
@@ -64,7 +65,7 @@ public final class FaultProxy: Sendable {
             relay = ProxyRelay(listener: listener.fd, targetPort: targetPort)
             relay.start()
         case .failure(let error):
-            throw TestSupportError("FaultProxy cannot listen on 127.0.0.1: \(error.message)")
+            throw TestSupportError("FaultProxy cannot listen on 127.0.0.1: \(error.text)")
         }
     }
 

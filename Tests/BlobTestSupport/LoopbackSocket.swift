@@ -1,4 +1,5 @@
 import Glibc
+import SystemCalls
 
 /// The few TCP socket operations the test support needs, always on 127.0.0.1. Results carry
 /// `errno` so callers can word their own errors.
@@ -9,7 +10,7 @@ public enum LoopbackSocket {
     public static func listening() throws -> (fd: Int32, port: UInt16) {
         switch listen() {
         case .success(let listener): return listener
-        case .failure(let error): throw TestSupportError("cannot listen on 127.0.0.1: \(error.message)")
+        case .failure(let error): throw TestSupportError("cannot listen on 127.0.0.1: \(error.text)")
         }
     }
 
@@ -51,14 +52,14 @@ public enum LoopbackSocket {
         var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         guard poll(&descriptor, 1, Int32(timeout * 1000)) == 1 else {
             Glibc.close(fd)
-            return .failure(Errno(rawValue: ETIMEDOUT))
+            return .failure(Errno(ETIMEDOUT))
         }
         var pending: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &length)
         guard pending == 0 else {
             Glibc.close(fd)
-            return .failure(Errno(rawValue: pending))
+            return .failure(Errno(pending))
         }
         return .success(fd)
     }
@@ -99,14 +100,4 @@ public enum LoopbackSocket {
         Glibc.close(fd)
         return .failure(error)
     }
-}
-
-/// A C `errno` value with its system message.
-struct Errno: Error, Equatable {
-    var rawValue: Int32
-
-    static var current: Errno { Errno(rawValue: errno) }
-
-    /// `strerror` text, e.g. "Connection refused".
-    var message: String { String(cString: strerror(rawValue)) }
 }

@@ -47,7 +47,7 @@ public enum StreamHarness {
     }
 
     private static func drainWithEvents(_ stream: BlobInputStream, chunk: Int, timeout: TimeInterval) -> StreamDrain {
-        let reader = EventReader(chunk: chunk)
+        let reader = EventDrain(chunk: chunk)
         stream.delegate = reader
         stream.delegateQueue = DispatchQueue(label: "StreamHarness.events")
         stream.open()
@@ -62,7 +62,7 @@ public enum StreamHarness {
     }
 }
 
-private final class EventReader: NSObject, StreamDelegate, @unchecked Sendable {
+private final class EventDrain: NSObject, StreamDelegate, @unchecked Sendable {
     let finished = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var drained = StreamDrain()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemCalls
 
 /// The real peers that `Scripts/test-servers.sh up` runs on 127.0.0.1 (ports and paths here
 /// match that script), and checks that make a test fail, not skip, when one is missing.
@@ -222,7 +223,7 @@ public enum TestServers {
         case .success(let fd):
             close(fd)
         case .failure(let error):
-            throw TestSupportError("\(name) is not running at \(url) (\(error.message)): \(instructions)")
+            throw TestSupportError("\(name) is not running at \(url) (\(error.text)): \(instructions)")
         }
     }
 }

@@ -36,7 +36,7 @@ public final class TusServerProcess: Sendable {
             close(probe.fd)
         case .failure(let error):
             TempFiles.remove(dataDirectory)
-            throw TestSupportError("no free port on 127.0.0.1 for a tus server: \(error.message)")
+            throw TestSupportError("no free port on 127.0.0.1 for a tus server: \(error.text)")
         }
         do {
             try launch()

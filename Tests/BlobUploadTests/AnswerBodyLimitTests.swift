@@ -1,5 +1,6 @@
 @testable import BlobUpload
 import Foundation
+import BlobTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -2,6 +2,7 @@ import BlobStream
 @testable import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// A source may claim a length near `Int64.max` (an HTTP server's `Content-Length` is its to
 /// choose) and a tus server an offset near it: the end of a chunk there is the source's end,

@@ -2,6 +2,7 @@ import BlobStream
 @testable import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// No chunk size makes the upload trap: the buffers hold at most what the source has, and a
 /// size out of bounds is a typed error before anything is sent.

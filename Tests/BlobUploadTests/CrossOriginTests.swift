@@ -2,6 +2,7 @@ import BlobStream
 @testable import BlobUpload
 import Foundation
 import HTTP1
+import BlobTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -2,6 +2,7 @@ import BlobStream
 import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// An error names the URL that failed, never the password in it.
 @Suite struct PasswordRedactionTests {

@@ -1,6 +1,7 @@
 import BlobStream
 import BlobUpload
 import Foundation
+import BlobTestSupport
 
 /// Raw tus answers for a ``ScriptedHTTPServer``: a hostile or broken tus server in a few lines.
 enum ScriptedTus {

@@ -46,7 +46,7 @@ import Testing
             _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
         }
         Self.expectTimeout(error)
-        #expect(server.trickledBytes < 25, "the client waited for the whole trickle", sourceLocation: sourceLocation)
+        #expect(server.pacedBytes < 25, "the client waited for the whole trickle", sourceLocation: sourceLocation)
     }
 
     /// The case: a 200 head announcing 100,000 bytes, then one byte at a time.
@@ -54,27 +54,27 @@ import Testing
         let head = "HTTP/1.1 200 OK\r\nETag: \"0123456789abcdef0123456789abcdef\"\r\nContent-Length: 100000\r\n\r\n"
         let answer = head + String(repeating: " ", count: 100_000)
         let server = try ScriptedHTTPServer(
-            connections: [[S3ErrorTests.created], [answer]], trickle: .init(connection: 1, after: head.utf8.count))
+            connections: [[S3ErrorTests.created], [answer]], pacing: .init(connection: 1, after: head.utf8.count))
         defer { server.stop() }
         await Self.expectOneAttemptTimesOut(server)
     }
 
     /// A response head sent one byte at a time is bounded the same way.
     @Test func anS3AnswerHeadTrickledTimesOut() async throws {
-        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]], trickle: .init(connection: 0, after: 0))
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]], pacing: .init(connection: 0, after: 0))
         defer { server.stop() }
         await Self.expectOneAttemptTimesOut(server)
     }
 
     /// A tus reply trickled after its status line times out within the client's time-out.
     @Test func aTusReplyTrickledTimesOut() async throws {
-        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options]], trickle: .init(connection: 0, after: 17))
+        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options]], pacing: .init(connection: 0, after: 17))
         defer { server.stop() }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 1
         let client = TusClient(endpoint: ScriptedTus.endpoint(server), configuration: configuration)
         let error = await #expect(throws: BlobUploadError.self) { _ = try await client.discover() }
         Self.expectTimeout(error)
-        #expect(server.trickledBytes < 25, "the client waited for the whole trickle")
+        #expect(server.pacedBytes < 25, "the client waited for the whole trickle")
     }
 }

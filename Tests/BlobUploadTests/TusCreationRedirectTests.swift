@@ -2,6 +2,7 @@ import BlobStream
 @testable import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// A creation `POST` redirected within the origin is answered by another URL than the
 /// endpoint: a relative `Location` in that answer is relative to the URL that answered, as

@@ -2,6 +2,7 @@ import BlobStream
 import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// The `filename` a new upload carries is the last path component of the source's name: a
 /// URL's query, user or password (a token, a signed link) never reaches the tus server.

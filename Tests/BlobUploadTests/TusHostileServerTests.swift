@@ -1,6 +1,7 @@
 @testable import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// The bad-input list on the tus path: a scripted server answers the tus client's
 /// `OPTIONS` with bytes that break HTTP/1.1. Each answer is a typed error that names the URL,

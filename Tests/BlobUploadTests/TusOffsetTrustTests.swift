@@ -2,6 +2,7 @@ import BlobStream
 import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// A server can never make an upload report success for bytes it did not receive: every
 /// offset it reports is checked against what this client sent.

@@ -2,6 +2,7 @@ import BlobStream
 @testable import BlobUpload
 import Foundation
 import Testing
+import BlobTestSupport
 
 /// Redirects of the tus requests without a body (OPTIONS, HEAD, DELETE, and the creation POST,
 /// whose body is empty) are handled alike on both transports: followed within the endpoint's

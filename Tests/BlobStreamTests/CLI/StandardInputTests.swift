@@ -89,7 +89,7 @@ import Testing
         #expect(result.status == 1)
         #expect(result.standardError.contains(endpoint), "\(result.standardError)")
         #expect(result.standardError.contains("creation-defer-length"))
-        #expect(server.requests.map(\.target) == ["/files/"])
+        #expect(server.parsedRequests.map(\.target) == ["/files/"])
     }
 
     /// Interrupted, the upload of standard input says it cannot be continued, rather than

@@ -94,7 +94,7 @@ import Testing
     @Test func forwardsEventsWithItselfAsTheSender() throws {
         let base = BlobInputStream(dataSource: MemoryDataSource(data: Data(Self.blob)), mode: .asynchronous)
         let stream = HashingInputStream(base, algorithm: .sha1)
-        let reader = EventReader(stream: stream)
+        let reader = SenderCheckingReader(stream: stream)
         stream.delegate = reader
         base.delegateQueue = DispatchQueue(label: "hashing-events")
         stream.open()
@@ -116,7 +116,7 @@ import Testing
 }
 
 /// Reads an asynchronous stream from its events and checks who sends them.
-private final class EventReader: NSObject, StreamDelegate, @unchecked Sendable {
+private final class SenderCheckingReader: NSObject, StreamDelegate, @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
     let senders = Locked<[Bool]>([])
     let bytes = Locked<[UInt8]>([])

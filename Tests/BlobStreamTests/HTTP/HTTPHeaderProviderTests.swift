@@ -38,7 +38,7 @@ import Testing
 
         #expect(read == Self.bytes)
         #expect(asked.withLock { $0 } == [HeaderRequest(method: "GET", url: url), HeaderRequest(method: "GET", url: url, refusedStatus: 401)])
-        #expect(server.requests.map { $0.fields["authorization"] } == ["Bearer stale", "Bearer fresh"])
+        #expect(server.parsedRequests.map { $0.fields["authorization"] } == ["Bearer stale", "Bearer fresh"])
     }
 
     @Test func aSecondRefusalFailsTheOpen() async throws {
@@ -57,7 +57,7 @@ import Testing
             Issue.record("expected a 401 failure, got \(opened)")
             return
         }
-        #expect(server.requests.count == 2, "sent once more, not again and again")
+        #expect(server.parsedRequests.count == 2, "sent once more, not again and again")
     }
 
     /// A provider that never answers (its token server is silent) holds a transfer no longer
@@ -81,7 +81,7 @@ import Testing
         }
         // Without the bound, the request went out after the provider's 60 s, and failed 401.
         #expect(error.description.contains("waiting for the header provider"), "\(error)")
-        #expect(server.requests.isEmpty)
+        #expect(server.parsedRequests.isEmpty)
     }
 
     @Test func theProviderIsNotAskedForAnotherOrigin() async throws {
@@ -111,7 +111,7 @@ import Testing
 
         #expect(read == Self.bytes)
         #expect(asked.withLock { $0 } == [url])
-        #expect(origin.requests.first?.fields["x-session"] == "s3cret")
-        #expect(other.requests.allSatisfy { $0.fields["x-session"] == nil })
+        #expect(origin.parsedRequests.first?.fields["x-session"] == "s3cret")
+        #expect(other.parsedRequests.allSatisfy { $0.fields["x-session"] == nil })
     }
 }

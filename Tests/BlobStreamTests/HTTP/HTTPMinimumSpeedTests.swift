@@ -47,8 +47,8 @@ import Testing
         #expect(operation.contains("bytes/s") && operation.contains("below the minimum of 100 bytes/s"), "\(operation)")
         #expect(operation.contains("at offset"), "\(operation)")
         // The time-out is retried like any other, from where the body stopped.
-        #expect(server.requests.count == 2, "\(server.requests.map(\.fields))")
-        let resumed = server.requests.last?.fields["range"] ?? ""
+        #expect(server.parsedRequests.count == 2, "\(server.parsedRequests.map(\.fields))")
+        let resumed = server.parsedRequests.last?.fields["range"] ?? ""
         #expect(resumed.hasPrefix("bytes=") && !resumed.hasPrefix("bytes=0-"), "\(resumed)")
     }
 
@@ -69,6 +69,6 @@ import Testing
             return try reader.readToEnd()
         }
         #expect((try? result.get()) == Self.bytes, "\(result.map(\.count))")
-        #expect(server.requests.count == 1)
+        #expect(server.parsedRequests.count == 1)
     }
 }

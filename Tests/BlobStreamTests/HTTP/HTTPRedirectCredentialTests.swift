@@ -31,7 +31,7 @@ import Testing
             return try reader.readToEnd().get()
         }
         #expect(read == bytes)
-        #expect(server.requests.map(\.target) == ["/blob", "/v2/blob/"])
+        #expect(server.parsedRequests.map(\.target) == ["/blob", "/v2/blob/"])
     }
 
     /// Both transports stop a redirect loop by the package's one rule (URLSession never follows
@@ -57,7 +57,7 @@ import Testing
             return
         }
         #expect(reason.contains("more than 16 redirects"), "\(reason)")
-        #expect(server.requests.map(\.target) == (0...16).map { "/r\($0)" })
+        #expect(server.parsedRequests.map(\.target) == (0...16).map { "/r\($0)" })
     }
 
     /// A redirect to another scheme is refused on both transports, naming it.
@@ -116,10 +116,10 @@ import Testing
         }
         #expect(results == [bytes, bytes], "read through both redirects")
 
-        let atOrigin = origin.requests
+        let atOrigin = origin.parsedRequests
         #expect(atOrigin.map(\.target) == ["/here", "/blob", "/away"])
         #expect(atOrigin.allSatisfy { $0.fields["authorization"] == "Bearer secret" && $0.fields["x-trace"] == "t1" })
-        let elsewhere = other.requests
+        let elsewhere = other.parsedRequests
         #expect(elsewhere.map(\.target) == ["/blob"])
         #expect(elsewhere.first?.fields["authorization"] == nil, "the credential did not leave its origin")
         #expect(elsewhere.first?.fields["x-trace"] == "t1", "other headers follow the redirect")
@@ -154,9 +154,9 @@ import Testing
         }
         #expect(head == .read(1000))
         #expect(tail == Array(bytes[60_000...]))
-        #expect(origin.requests.count >= 2)
-        #expect(origin.requests.allSatisfy { $0.fields["authorization"] == "Bearer secret" && $0.fields["cookie"] == "session=s1" && $0.fields["x-api-key"] == "k1" })
-        let elsewhere = other.requests
+        #expect(origin.parsedRequests.count >= 2)
+        #expect(origin.parsedRequests.allSatisfy { $0.fields["authorization"] == "Bearer secret" && $0.fields["cookie"] == "session=s1" && $0.fields["x-api-key"] == "k1" })
+        let elsewhere = other.parsedRequests
         #expect(elsewhere.count >= 2)
         for request in elsewhere {
             #expect(request.fields["authorization"] == nil)
@@ -185,7 +185,7 @@ import Testing
                 status: "206 Partial Content", fields: ["Content-Range": "bytes 0-19999/20000", "ETag": "\"e3\""], body: bytes)
         }
         defer { origin.stop() }
-        ports.value = origin.port
+        ports.value = Int(origin.port)
         let url = URL(string: "http://127.0.0.1:\(origin.port)/start")!
         let read = try await blocking {
             let source = HTTPDataSource(url: url, configuration: .init(headers: ["Authorization": "Bearer secret"], transport: transport))
@@ -195,9 +195,9 @@ import Testing
             return try reader.readToEnd().get()
         }
         #expect(read == bytes)
-        #expect(origin.requests.map(\.target) == ["/start", "/blob"])
-        #expect(origin.requests.first?.fields["authorization"] == "Bearer secret")
-        #expect(other.requests.first?.fields["authorization"] == nil)
-        #expect(origin.requests.last?.fields["authorization"] == nil, "not restored by a hop the other origin chose")
+        #expect(origin.parsedRequests.map(\.target) == ["/start", "/blob"])
+        #expect(origin.parsedRequests.first?.fields["authorization"] == "Bearer secret")
+        #expect(other.parsedRequests.first?.fields["authorization"] == nil)
+        #expect(origin.parsedRequests.last?.fields["authorization"] == nil, "not restored by a hop the other origin chose")
     }
 }

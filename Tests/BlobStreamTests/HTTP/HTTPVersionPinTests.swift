@@ -54,7 +54,7 @@ import Testing
             }
             return result
         }
-        return (result, server.requests, url)
+        return (result, server.parsedRequests, url)
     }
 
     /// Expects `result` to be `sourceChanged` at 50,000 with a reason that mentions `word`.
