@@ -166,7 +166,7 @@ private final class SliceDataSource: BlobDataSource {
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         let length = self.length
-        base.open { result in completion(result.map { BlobSourceDescription(length: length, identity: $0.identity) }) }
+        base.open { result in completion(result.map { BlobSourceDescription(length: length, version: $0.version) }) }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void) -> BlobSourceReadResult {

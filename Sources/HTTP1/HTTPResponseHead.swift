@@ -114,7 +114,7 @@ package struct HTTPResponseHead: Sendable, Equatable {
     }
 
     /// The transfer codings of `Transfer-Encoding`, in order, lowercased, without parameters
-    /// and without `identity` (which means none).
+    /// and without `version` (which means none).
     package var transferCodings: [String] {
         guard let field = self["transfer-encoding"] else { return [] }
         return field.split(separator: ",").map {

@@ -93,7 +93,7 @@ public enum DataSourceConformance {
                 _ = try driver.readFully(at: 0, count: min(1000, bytes.count))
                 driver.source.close()
                 let second = try driver.open(at: 0)
-                driver.expect(second.identity == first.identity, "the version changed across a reopen: \(String(describing: first.identity)) then \(String(describing: second.identity))")
+                driver.expect(second.version == first.version, "the version changed across a reopen: \(String(describing: first.version)) then \(String(describing: second.version))")
                 let read = try driver.readToEnd(from: 0, size: 64 * 1024, length: second.length)
                 driver.expect(read == bytes, "the bytes after a reopen differ")
             }

@@ -108,8 +108,8 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
         let description = enter(.open) { () -> BlobSourceDescription? in
             guard opensComplete else { return nil }
             isOpen = true
-            let identity = identities.count > 1 ? identities.removeFirst() : identities[0]
-            return BlobSourceDescription(length: hidesLength ? nil : Int64(bytes.count), identity: identity)
+            let version = identities.count > 1 ? identities.removeFirst() : identities[0]
+            return BlobSourceDescription(length: hidesLength ? nil : Int64(bytes.count), version: version)
         }
         leave()
         if let description { completion(.success(description)) }

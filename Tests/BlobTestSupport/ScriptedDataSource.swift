@@ -19,7 +19,7 @@ public final class ScriptedDataSource: BlobDataSource, @unchecked Sendable {
 
     private let lock = NSLock()
     private var bytes: [UInt8]
-    private var identity: String
+    private var version: String
     private var staleOffsets: Set<Int64>
     private var isOpen = false
     private var pendingWake: (@Sendable () -> Void)?
@@ -74,15 +74,15 @@ public final class ScriptedDataSource: BlobDataSource, @unchecked Sendable {
         self.staleOffsets = staleOffsets
         self.hidesLength = hidesLength
         self.preferredBlockSize = preferredBlockSize
-        self.identity = "v1"
+        self.version = "v1"
     }
 
-    /// Replaces the blob: the next open sees `newBytes` under a new identity, and reads of the
+    /// Replaces the blob: the next open sees `newBytes` under a new version, and reads of the
     /// current handle go stale.
     public func replace(with newBytes: [UInt8]) {
         lock.withLock {
             bytes = newBytes
-            identity = "v\(Int(identity.dropFirst())! + 1)"
+            version = "v\(Int(version.dropFirst())! + 1)"
             staleOffsets.insert(-1)
         }
     }
@@ -93,7 +93,7 @@ public final class ScriptedDataSource: BlobDataSource, @unchecked Sendable {
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         let (behaviour, description) = lock.withLock { () -> (OpenBehaviour, BlobSourceDescription) in
             opens += 1
-            return (_openBehaviour, BlobSourceDescription(length: hidesLength ? nil : Int64(bytes.count), identity: identity))
+            return (_openBehaviour, BlobSourceDescription(length: hidesLength ? nil : Int64(bytes.count), version: version))
         }
         let succeed: @Sendable () -> Void = { [self] in
             lock.withLock {

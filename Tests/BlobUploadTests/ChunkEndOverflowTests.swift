@@ -15,7 +15,7 @@ import BlobTestSupport
         var resourceName: String { "huge" }
 
         func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-            completion(.success(BlobSourceDescription(length: ChunkEndOverflowTests.length, identity: "v1")))
+            completion(.success(BlobSourceDescription(length: ChunkEndOverflowTests.length, version: "v1")))
         }
 
         func read(

@@ -23,7 +23,7 @@ import Testing
         var resourceName: String { memory.resourceName }
 
         func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-            completion(.success(BlobSourceDescription(length: Int64(memory.data.count), identity: "v1")))
+            completion(.success(BlobSourceDescription(length: Int64(memory.data.count), version: "v1")))
         }
 
         func read(
@@ -44,19 +44,19 @@ import Testing
     /// connection, a read error).
     final class Versioned: BlobDataSource, @unchecked Sendable {
         private let memory: MemoryDataSource
-        private let identity: String
+        private let version: String
         private let failingFrom: Int64?
 
-        init(_ data: Data, name: String, identity: String, failingFrom: Int64?) {
+        init(_ data: Data, name: String, version: String, failingFrom: Int64?) {
             memory = MemoryDataSource(data: data, name: name)
-            self.identity = identity
+            self.version = version
             self.failingFrom = failingFrom
         }
 
         var resourceName: String { memory.resourceName }
 
         func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-            completion(.success(BlobSourceDescription(length: Int64(memory.data.count), identity: identity)))
+            completion(.success(BlobSourceDescription(length: Int64(memory.data.count), version: version)))
         }
 
         func read(
@@ -126,7 +126,7 @@ import Testing
         let stored = TestServers.uploadRoot + "/" + name
         defer { TempFiles.remove(stored) }
         let source = Versioned(
-            Self.bytes, name: name, identity: "v1", failingFrom: Int64(Self.bytes.count - 64 * 1024))
+            Self.bytes, name: name, version: "v1", failingFrom: Int64(Self.bytes.count - 64 * 1024))
         await #expect {
             _ = try await StreamedUploader(transport: transport).upload(
                 BlobInputStream(dataSource: source), to: target, expectedLength: Int64(Self.bytes.count))
@@ -149,7 +149,7 @@ import Testing
                 return count
             }
             return Versioned(
-                number == 1 ? Self.bytes : newer, name: "versions", identity: "v\(number)",
+                number == 1 ? Self.bytes : newer, name: "versions", version: "v\(number)",
                 failingFrom: number == 1 ? 64 * 1024 : nil)
         }
         var options = TusUploadOptions()

@@ -12,7 +12,7 @@ public struct BlobSourceDescription: Sendable, Hashable {
     /// if they differ, or if the first open named a version and the reopen names none, so bytes
     /// of two versions are never mixed. `nil` means "not known": a source that never names a
     /// version can only be checked by its length.
-    public var identity: String?
+    public var version: String?
 
     /// The blob's media type (`image/jpeg`), when the source knows it. Only reported (as
     /// `Content-Type` by ``BlobURLProtocol``); never compared on a reopen.
@@ -21,11 +21,11 @@ public struct BlobSourceDescription: Sendable, Hashable {
     /// Creates a description.
     /// - Parameters:
     ///   - length: The total length in bytes, or `nil` when unknown.
-    ///   - identity: A version token, or `nil` when the source has none.
+    ///   - version: A version token, or `nil` when the source has none.
     ///   - mediaType: The media type, or `nil` when the source does not know it.
-    public init(length: Int64?, identity: String? = nil, mediaType: String? = nil) {
+    public init(length: Int64?, version: String? = nil, mediaType: String? = nil) {
         self.length = length
-        self.identity = identity
+        self.version = version
         self.mediaType = mediaType
     }
 }

@@ -17,7 +17,7 @@ public final class MemoryDataSource: BlobDataSource {
         self.resourceName = name
     }
 
-    /// Completes at once with the length of ``data`` and no identity: the bytes are an immutable
+    /// Completes at once with the length of ``data`` and no version: the bytes are an immutable
     /// `Data`, the same at every open, so there is no version to tell apart.
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
         completion(.success(BlobSourceDescription(length: Int64(data.count))))

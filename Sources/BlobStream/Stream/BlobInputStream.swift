@@ -49,7 +49,7 @@ import Foundation
 /// fails with ``BlobStreamError/sourceChanged(resource:offset:reason:)`` rather than mix data
 /// when:
 /// - the `length` differs (a known length that became unknown, or the reverse, included); or
-/// - the first open named a version (`identity`) and the reopen names another one or none.
+/// - the first open named a version and the reopen names another one or none.
 ///   A source that named no version at its first open can only be checked by its length.
 ///
 /// Between reopens, the source itself is asked: once per pass to the end, after the last byte

@@ -78,8 +78,8 @@ extension StreamMachine {
             let describe = { (length: Int64?) in length.map { "\($0) bytes" } ?? "unknown length" }
             return "the length was \(describe(first.length)) and is now \(describe(now.length))"
         }
-        if let before = first.identity, before != now.identity {
-            let after = now.identity.map { "\"\($0)\"" } ?? "unknown"
+        if let before = first.version, before != now.version {
+            let after = now.version.map { "\"\($0)\"" } ?? "unknown"
             return "the version was \"\(before)\" and is now \(after)"
         }
         return nil

@@ -65,7 +65,7 @@ package struct BlobResponsePlan: Equatable {
     /// Plans the answer to `request` for a blob that `description` describes.
     init(request: URLRequest, description: BlobSourceDescription) {
         let length = description.length
-        let entityTag = Self.entityTag(for: description.identity)
+        let entityTag = Self.entityTag(for: description.version)
         var fields: [String: String] = ["Cache-Control": "no-store"]
         if let entityTag { fields["ETag"] = entityTag }
         if let mediaType = description.mediaType { fields["Content-Type"] = mediaType }
@@ -121,15 +121,15 @@ package struct BlobResponsePlan: Equatable {
         self.headerFields = headerFields
     }
 
-    /// A strong entity tag for a source identity: the identity itself when every character may
+    /// A strong entity tag for a source version: the version itself when every character may
     /// stand in one (RFC 9110 `etagc`), otherwise a 64-bit FNV-1a digest of it, so any token
     /// becomes a valid header value and equal identities give equal tags.
-    static func entityTag(for identity: String?) -> String? {
-        guard let identity, !identity.isEmpty else { return nil }
-        let allowed = identity.utf8.allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) }
-        if allowed { return "\"\(identity)\"" }
+    static func entityTag(for version: String?) -> String? {
+        guard let version, !version.isEmpty else { return nil }
+        let allowed = version.utf8.allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) }
+        if allowed { return "\"\(version)\"" }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in identity.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in version.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "\"fnv-\(String(hash, radix: 16))\""
     }
 }

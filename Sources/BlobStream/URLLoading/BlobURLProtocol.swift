@@ -12,7 +12,7 @@ import FoundationNetworking
 /// Set up a session with ``install(into:)``. Each request is answered like an HTTP server
 /// would: `HTTPURLResponse` 200 with `Content-Length` (when the length is known),
 /// `Content-Type` (when the source knows its media type), `ETag` (from the source's version
-/// identity) and `Accept-Ranges: bytes`; `Range: bytes=a-b`, `a-` or `-n` gets 206 with
+/// version) and `Accept-Ranges: bytes`; `Range: bytes=a-b`, `a-` or `-n` gets 206 with
 /// `Content-Range`, an unsatisfiable range 416, `HEAD` the head alone. Responses carry
 /// `Cache-Control: no-store` and are never stored in `URLCache`: blobs are large and local.
 ///

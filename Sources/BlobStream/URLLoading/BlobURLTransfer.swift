@@ -130,7 +130,7 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     private func resume(_ point: ResumePoint, description: BlobSourceDescription) {
         let start = point.plan.start + point.delivered
         guard description.length == point.length,
-            BlobResponsePlan.entityTag(for: description.identity) == point.plan.headerFields["ETag"]
+            BlobResponsePlan.entityTag(for: description.version) == point.plan.headerFields["ETag"]
         else {
             return fail(.sourceChanged(resource: source.resourceName, offset: start, reason: "the blob changed while the task was suspended"))
         }

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Passes every call through to a source and keeps the description of its first successful
-/// open, because a response needs more of it (identity, media type) than a
+/// open, because a response needs more of it (version, media type) than a
 /// ``BlobInputStream`` exposes. The stream still does all reopening and version checking.
 final class DescribedDataSource: ForwardingDataSource {
     let base: any BlobDataSource

@@ -13,7 +13,7 @@ import Foundation
 /// ``UploadJournalNotice/startingOver(upload:reason:)``). The entry is written when the upload
 /// is created, updated as S3 parts are confirmed, and removed when the upload completes.
 ///
-/// Only sources with a version are journaled (``BlobSourceDescription/identity``: files,
+/// Only sources with a version are journaled (``BlobSourceDescription/version``: files,
 /// `file:` URLs, HTTP blobs whose server names an `ETag` or `Last-Modified`); live data and
 /// plain stream sources never are.
 ///

@@ -5,7 +5,7 @@ import Foundation
 public struct UploadJournalEntry: Sendable, Hashable, Codable {
     /// What is uploaded where.
     public var key: UploadJournalKey
-    /// The source's version when the upload started (``BlobSourceDescription/identity``: a
+    /// The source's version when the upload started (``BlobSourceDescription/version``: a
     /// file's device, inode, size and times; an HTTP blob's validator). A source of any other
     /// version is never continued.
     public var sourceVersion: String

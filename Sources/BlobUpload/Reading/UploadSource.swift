@@ -43,7 +43,7 @@ public struct UploadSource: Sendable {
     /// A source that makes ``BlobInputStream``s (synchronous mode) over fresh data sources.
     ///
     /// Every data source one upload makes must describe the version the first one described
-    /// (``BlobSourceDescription/identity``): a stream opened again after a failure that finds
+    /// (``BlobSourceDescription/version``): a stream opened again after a failure that finds
     /// another version, or none where there was one, fails the upload with
     /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``. Each upload pins the version
     /// anew, so a source can be uploaded again after it changed.
@@ -67,7 +67,7 @@ public struct UploadSource: Sendable {
     }
 
     /// The file at `path`, read with `pread` (a ``FileDataSource``). Its length is read when
-    /// the upload starts; a file that changes meanwhile (its identity, inode and modification
+    /// the upload starts; a file that changes meanwhile (its version, inode and modification
     /// time, differs at a reopen or when the end of data is reached) fails the upload rather
     /// than mixing versions, and the last chunk is not sent.
     public static func file(path: String) -> UploadSource {

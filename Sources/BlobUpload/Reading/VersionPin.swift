@@ -6,22 +6,22 @@ import Synchronization
 /// opens a new stream after a failure needs the same check across streams, or it would
 /// continue with the bytes of another version, and the server would store a mix.
 ///
-/// The first known identity (``BlobSourceDescription/identity``) is pinned. A later open
-/// with another identity, or with none at all, is
-/// ``BlobStreamError/sourceChanged(resource:offset:reason:)``. Opens before any identity is
+/// The first known version (``BlobSourceDescription/version``) is pinned. A later open
+/// with another version, or with none at all, is
+/// ``BlobStreamError/sourceChanged(resource:offset:reason:)``. Opens before any version is
 /// known cannot be compared, so the first one that reports one is pinned.
 final class VersionPin: Sendable {
-    private let identity = Mutex<String?>(nil)
+    private let pinnedVersion = Mutex<String?>(nil)
     /// Whether the pinned version came from an earlier run's record (``expect(_:)``).
     private let recorded = Atomic<Bool>(false)
 
     /// The pinned version, once one is known.
-    var pinned: String? { identity.withLock { $0 } }
+    var pinned: String? { pinnedVersion.withLock { $0 } }
 
     /// Pins `version` before any stream opened: the version an earlier run of the same upload
     /// recorded, which every stream of this run must then find.
     func expect(_ version: String) {
-        identity.withLock { pinned in
+        pinnedVersion.withLock { pinned in
             if pinned == nil {
                 pinned = version
                 recorded.store(true, ordering: .relaxed)
@@ -38,16 +38,16 @@ final class VersionPin: Sendable {
 
     /// Why `description`, just opened, is not the pinned version; `nil` when it is (or pins it).
     func mismatch(_ description: BlobSourceDescription, resource: String, offset: Int64) -> BlobStreamError? {
-        let pinned = identity.withLock { pinned -> String? in
-            if pinned == nil { pinned = description.identity }
+        let pinned = pinnedVersion.withLock { pinned -> String? in
+            if pinned == nil { pinned = description.version }
             return pinned
         }
-        guard let pinned, pinned != description.identity else {
+        guard let pinned, pinned != description.version else {
             // Matched: from now on a change is one seen in this run, and says so.
             recorded.store(false, ordering: .relaxed)
             return nil
         }
-        let now = description.identity.map { "\"\($0)\"" } ?? "unknown"
+        let now = description.version.map { "\"\($0)\"" } ?? "unknown"
         guard !recorded.load(ordering: .relaxed) else {
             // A file's version names its device, inode and status-change time too: a copy, a
             // move to another disk or a chmod change it without changing a byte. Fail closed,

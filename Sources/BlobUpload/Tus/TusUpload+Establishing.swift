@@ -130,7 +130,7 @@ extension TusUpload {
         }
     }
 
-    /// The metadata key of the source's version (``BlobSourceDescription/identity``: for a
+    /// The metadata key of the source's version (``BlobSourceDescription/version``: for a
     /// file its device, inode, size and times; for an HTTP blob its validator), recorded when
     /// the upload is created and required when it is resumed. An upload without it (made by
     /// another client) is compared by length and filename only.

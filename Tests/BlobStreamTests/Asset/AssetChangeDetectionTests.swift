@@ -45,7 +45,7 @@ import Testing
         source.close()
     }
 
-    /// The per-read check compares everything the identity names, the change time included,
+    /// The per-read check compares everything the version names, the change time included,
     /// so a rewrite that put the modification time back still makes the representation stale.
     @Test func aRewriteThatPutsTheModificationTimeBackMakesTheRepresentationStale() throws {
         let (store, identifier, path) = try asset(assetTestBytes(count: 300_000))

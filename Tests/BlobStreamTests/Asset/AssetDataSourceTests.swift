@@ -23,7 +23,7 @@ import Testing
         #expect(source.resourceName == "asset://?id=photo")
         let description = try #require(openAndWait(source)).get()
         #expect(description.length == Int64(bytes.count))
-        #expect(description.identity == "photo#1")
+        #expect(description.version == "photo#1")
         let outcome = readToEnd(source, description: description, bufferSize: source.preferredBlockSize)
         #expect(outcome.error == nil)
         #expect(outcome.bytes == bytes)
@@ -189,6 +189,6 @@ private final class FixedAnswerRepresentation: AssetRepresentation {
     let answer: AssetReadResult
     init(answer: AssetReadResult) { self.answer = answer }
     var size: Int64 { 8 }
-    var identity: String? { nil }
+    var version: String? { nil }
     func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult { answer }
 }

@@ -70,7 +70,7 @@ final class MemoryAssetStore: AssetStore {
         let answer: @Sendable () -> Void = { [self] in
             let representation = state.withLock { state -> MemoryRepresentation? in
                 guard let asset = state.assets[identifier] else { return nil }
-                let representation = MemoryRepresentation(bytes: asset.bytes, identity: "\(identifier)#\(asset.version)", reads: reads)
+                let representation = MemoryRepresentation(bytes: asset.bytes, version: "\(identifier)#\(asset.version)", reads: reads)
                 state.handedOut.append(representation)
                 return representation
             }
@@ -87,13 +87,13 @@ final class MemoryAssetStore: AssetStore {
 /// A representation of bytes in memory that counts its reads and can be made stale.
 final class MemoryRepresentation: AssetRepresentation {
     let bytes: [UInt8]
-    let identity: String?
+    let version: String?
     private let reads: CallCounter
     private let stale = Atomic<Bool>(false)
 
-    init(bytes: [UInt8], identity: String, reads: CallCounter) {
+    init(bytes: [UInt8], version: String, reads: CallCounter) {
         self.bytes = bytes
-        self.identity = identity
+        self.version = version
         self.reads = reads
     }
 

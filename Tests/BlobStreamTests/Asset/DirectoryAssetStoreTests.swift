@@ -36,7 +36,7 @@ import Testing
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: original))
         let representation = try await store.resolve(identifier)
         #expect(representation.size == 300_000)
-        #expect(representation.identity != nil)
+        #expect(representation.version != nil)
         #expect(readAll(representation) == content)
         // Only the asset is left in the folder: the temporary copy was renamed into place.
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory) == [identifier])
@@ -57,7 +57,7 @@ import Testing
         #expect(representation.getBytes(into: buffer, fromOffset: 1000) == .invalidated)
         #expect(representation.getBytes(into: buffer, fromOffset: 1000) == .invalidated)
         let replaced = try await store.resolve(identifier)
-        #expect(replaced.identity != representation.identity)
+        #expect(replaced.version != representation.version)
         #expect(readAll(replaced) == content)
     }
 

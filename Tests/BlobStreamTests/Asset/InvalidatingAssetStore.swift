@@ -51,7 +51,7 @@ private final class InvalidatingRepresentation: AssetRepresentation {
     }
 
     var size: Int64 { base.size }
-    var identity: String? { base.identity }
+    var version: String? { base.version }
 
     func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult {
         if stale.load(ordering: .relaxed) { return .invalidated }

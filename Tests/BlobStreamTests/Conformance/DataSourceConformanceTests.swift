@@ -116,7 +116,7 @@ import Testing
         func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
             opens += 1
             let length = Int64(bytes.count) + (flaw == .wrongLength ? 1 : 0)
-            completion(.success(BlobSourceDescription(length: length, identity: flaw == .newVersionOnReopen ? "v\(opens)" : "v")))
+            completion(.success(BlobSourceDescription(length: length, version: flaw == .newVersionOnReopen ? "v\(opens)" : "v")))
         }
 
         func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void) -> BlobSourceReadResult {

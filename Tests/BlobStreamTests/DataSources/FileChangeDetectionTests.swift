@@ -136,7 +136,7 @@ import Testing
         source.close()
     }
 
-    /// The identity names everything `confirmUnchanged` compares, so a reopen after an
+    /// The version names everything `confirmUnchanged` compares, so a reopen after an
     /// in-place rewrite that kept the modification time is refused too.
     @Test func theIdentityIncludesTheChangeTime() throws {
         let (directory, path) = try Self.file(size: 10_000, seed: 10)
@@ -148,8 +148,8 @@ import Testing
         try FileMutation.rewriteRestoringModificationTime(path, with: TempFiles.pseudoRandomBytes(count: 10_000, seed: 11), opened: opened)
         let second = try FileMutation.openSource(source).get()
         source.close()
-        #expect(first.identity != nil)
+        #expect(first.version != nil)
         #expect(first.length == second.length)
-        #expect(first.identity != second.identity)
+        #expect(first.version != second.version)
     }
 }

@@ -131,7 +131,7 @@ final class UnderstatingAssetStore: AssetStore {
 final class UnderstatingRepresentation: AssetRepresentation {
     let bytes: [UInt8]
     let size: Int64
-    var identity: String? { "v1" }
+    var version: String? { "v1" }
 
     init(bytes: [UInt8], size: Int64) {
         self.bytes = bytes

@@ -19,7 +19,7 @@ import Testing
             return (try reader.open().get(), try reader.readToEnd().get(), try reader.read(at: Int64(blob.bytes.count), count: 10))
         }
         #expect(description.length == Int64(blob.bytes.count))
-        #expect(description.identity?.hasPrefix("\"") == true, "nginx's ETag is the version: \(description.identity ?? "nil")")
+        #expect(description.version?.hasPrefix("\"") == true, "nginx's ETag is the version: \(description.version ?? "nil")")
         #expect(bytes == blob.bytes)
         #expect(atEnd == .end)
     }

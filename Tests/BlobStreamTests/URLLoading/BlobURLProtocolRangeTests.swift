@@ -148,7 +148,7 @@ import FoundationNetworking
     /// byte past the end is unsatisfiable and a last byte past it is clamped, not a malformed
     /// header answered with the whole blob.
     @Test func rangeNumbersPastInt64AreResolvedNotIgnored() {
-        let description = BlobSourceDescription(length: 10, identity: "v1")
+        let description = BlobSourceDescription(length: 10, version: "v1")
         func plan(_ range: String) -> BlobResponsePlan {
             var request = URLRequest(url: URL(string: "x-test://blob")!)
             request.setValue(range, forHTTPHeaderField: "Range")

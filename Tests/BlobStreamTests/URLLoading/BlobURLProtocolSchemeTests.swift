@@ -21,7 +21,7 @@ final class GeneratedDataSource: BlobDataSource {
     static func byte(at offset: Int64) -> UInt8 { UInt8(truncatingIfNeeded: offset &* 31 &+ 7) }
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        completion(.success(BlobSourceDescription(length: length, identity: "generated-\(length)", mediaType: "application/x-generated")))
+        completion(.success(BlobSourceDescription(length: length, version: "generated-\(length)", mediaType: "application/x-generated")))
     }
 
     func read(

@@ -22,7 +22,7 @@ private final class ClaimingDataSource: BlobDataSource {
     var isClosed: Bool { closed.withLock { $0 } }
 
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        completion(.success(BlobSourceDescription(length: length, identity: "claims-\(length)")))
+        completion(.success(BlobSourceDescription(length: length, version: "claims-\(length)")))
     }
 
     func read(

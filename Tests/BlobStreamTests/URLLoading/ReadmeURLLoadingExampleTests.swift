@@ -11,7 +11,7 @@ private final class NoiseSource: BlobDataSource {           // bytes made up on 
     let resourceName: String, length: Int64
     init(url: URL) { resourceName = url.absoluteString; length = Int64(url.lastPathComponent) ?? 0 }
     func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        completion(.success(BlobSourceDescription(length: length, identity: "noise-\(length)", mediaType: "application/octet-stream")))
+        completion(.success(BlobSourceDescription(length: length, version: "noise-\(length)", mediaType: "application/octet-stream")))
     }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
               whenReadable: @escaping @Sendable () -> Void) -> BlobSourceReadResult {

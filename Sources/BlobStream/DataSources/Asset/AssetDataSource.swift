@@ -10,7 +10,7 @@ import Synchronization
 /// - A stale representation (``AssetReadResult/invalidated``, or zero bytes read before the end,
 ///   which is how `ALAssetRepresentation` signalled it) is reported as
 ///   ``BlobSourceReadResult/invalidated``. The stream reopens this source, which resolves the
-///   identifier again, and compares the new representation's size and identity with the first:
+///   identifier again, and compares the new representation's size and version with the first:
 ///   the stream continues only when the asset is the same version (a handle went stale but the
 ///   bytes did not change); otherwise it fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, never mixing versions.
@@ -66,7 +66,7 @@ public final class AssetDataSource: BlobDataSource {
     /// tests (`@testable import`), not part of the API.
     var resolveCount: Int { resolutions.load(ordering: .relaxed) }
 
-    /// Resolves the identifier and reports the representation's size and identity. Completes
+    /// Resolves the identifier and reports the representation's size and version. Completes
     /// on whatever queue the store answers on. If ``close()`` (or another `open`) comes first,
     /// the store's late answer is dropped and `completion` is not called: the stream has given
     /// up on this open (for example after its open timeout).
@@ -105,7 +105,7 @@ public final class AssetDataSource: BlobDataSource {
             case .success(let representation):
                 state.representation = representation
                 return .success(BlobSourceDescription(
-                    length: representation.size, identity: representation.identity, mediaType: representation.mediaType
+                    length: representation.size, version: representation.version, mediaType: representation.mediaType
                 ))
             }
         }

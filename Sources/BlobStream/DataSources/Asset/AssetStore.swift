@@ -13,14 +13,14 @@ public enum AssetReadResult: Sendable, Equatable {
 /// POSInputStream: a size, a version token and offset-based reads.
 ///
 /// ## Contract
-/// - ``size`` and ``identity`` never change; a new version of the asset is a new representation.
+/// - ``size`` and ``version`` never change; a new version of the asset is a new representation.
 /// - ``getBytes(into:fromOffset:)`` is synchronous and reads local storage, so it may take as
 ///   long as a disk read but never waits for the network or another queue. It may be expensive
 ///   per call, which is why ``AssetDataSource`` calls it with large buffers.
 /// - A representation may become invalid at any moment; from then on every read answers
 ///   ``AssetReadResult/invalidated``. (`.read(0)` is taken to mean the same, as it did for
 ///   `ALAssetRepresentation`.) It must never return bytes of a different version than the one
-///   its ``identity`` names.
+///   its ``version`` names.
 /// - Calls are not concurrent (a data source serialises them), but may come from any thread.
 /// - Resources are released when the last reference goes away.
 public protocol AssetRepresentation: AnyObject, Sendable {
@@ -31,7 +31,7 @@ public protocol AssetRepresentation: AnyObject, Sendable {
     /// time). Two representations with equal tokens must have equal bytes, which is what lets a
     /// stream continue after re-resolving. `nil` when the store cannot tell versions apart; a
     /// stream then notices only changes of ``size``.
-    var identity: String? { get }
+    var version: String? { get }
 
     /// The asset's media type (`image/jpeg`), when the store knows it; `nil` by default.
     var mediaType: String? { get }
@@ -45,7 +45,7 @@ public protocol AssetRepresentation: AnyObject, Sendable {
     func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult
 
     /// Checks, without waiting, that the bytes behind this representation are still the
-    /// version ``identity`` names. ``AssetDataSource`` asks once it has read the last byte and
+    /// version that ``version`` names. ``AssetDataSource`` asks once it has read the last byte and
     /// before the stream reports the end, so an asset rewritten after the last read ends in
     /// ``BlobStreamError/sourceChanged(resource:offset:reason:)`` instead of a success.
     /// - Returns: `nil` when the version is unchanged or the representation cannot tell;

@@ -11,12 +11,12 @@ import Synchronization
 /// representation goes stale for good, like an `ALAssetRepresentation` after the gallery
 /// changed. Because the descriptor keeps the opened inode alive and the store only ever
 /// replaces files by renaming new ones over them, the bytes returned always belong to the
-/// version named by ``identity``. Three system calls per read are cheap next to the large
+/// version named by ``version``. Three system calls per read are cheap next to the large
 /// reads an ``AssetDataSource`` makes. ``changeSinceResolved()`` repeats the version check
 /// after the last read, when no read is left to notice a rewrite.
 final class DirectoryAssetRepresentation: AssetRepresentation {
     let size: Int64
-    let identity: String?
+    let version: String?
     private let file: OpenedFile
     private let path: String
     private let stale = Atomic<Bool>(false)
@@ -26,7 +26,7 @@ final class DirectoryAssetRepresentation: AssetRepresentation {
         self.file = file
         self.path = path
         self.size = Int64(file.status.st_size)
-        self.identity = file.status.versionToken
+        self.version = file.status.versionToken
     }
 
     func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult {

@@ -12,7 +12,7 @@ internal import SystemCalls
 /// - Replacing or removing an asset invalidates its open representations, the way saving to the
 ///   gallery invalidated `ALAssetRepresentation`s; their reads answer
 ///   ``AssetReadResult/invalidated`` and never return bytes of the new version. A stream that
-///   re-resolves then finds a different ``AssetRepresentation/identity`` (a new inode, even
+///   re-resolves then finds a different ``AssetRepresentation/version`` (a new inode, even
 ///   when size and bytes are equal) and fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, or finds no asset and fails with
 ///   ``BlobStreamError/notFound(resource:)``.

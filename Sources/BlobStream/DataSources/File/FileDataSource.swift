@@ -10,7 +10,7 @@ import Synchronization
 
 /// Streams a regular file with `pread` on one descriptor; the file is never copied.
 ///
-/// The length and version (see ``BlobSourceDescription/identity``: device, inode, size,
+/// The length and version (see ``BlobSourceDescription/version``: device, inode, size,
 /// modification and status-change time) are taken from the descriptor when the file opens.
 /// - A file rewritten in place while it is read fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, never with a success made of
@@ -42,7 +42,7 @@ public final class FileDataSource: BlobDataSource {
     /// The path of the file.
     public let path: String
     private let opened = Mutex<Handle?>(nil)
-    /// What every `fstat` of this source goes through: the identity but in tests, which stand
+    /// What every `fstat` of this source goes through: the version but in tests, which stand
     /// in a filesystem whose sizes lie.
     private let statusSeen: @Sendable (stat) -> stat
 
@@ -90,7 +90,7 @@ public final class FileDataSource: BlobDataSource {
                 }
             }
             opened.withLock { $0 = Handle(file: file, status: status, length: length) }
-            completion(.success(BlobSourceDescription(length: length, identity: status.versionToken)))
+            completion(.success(BlobSourceDescription(length: length, version: status.versionToken)))
         case .failure(.isDirectory):
             completion(.failure(.isDirectory(path: path)))
         case .failure(.notRegularFile(let kind)):

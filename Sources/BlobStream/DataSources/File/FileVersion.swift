@@ -22,7 +22,7 @@ internal import SystemCalls
 /// can tell more.
 extension stat {
     /// Device, inode, size, modification and status-change time: the version of the file, as
-    /// ``BlobSourceDescription/identity`` reports it. Equal tokens mean no change was stamped.
+    /// ``BlobSourceDescription/version`` reports it. Equal tokens mean no change was stamped.
     var versionToken: String {
         "\(st_dev):\(st_ino):\(st_size):\(Self.text(modificationTime)):\(Self.text(statusChangeTime))"
     }

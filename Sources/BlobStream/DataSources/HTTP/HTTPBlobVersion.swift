@@ -43,8 +43,8 @@ struct HTTPBlobVersion: Sendable, Equatable {
         return lastModifiedIsStrong ? lastModified : nil
     }
 
-    /// The version as ``BlobSourceDescription/identity``: the tag, else the date, else `nil`.
-    var identity: String? { entityTag ?? lastModified }
+    /// The token ``BlobSourceDescription/version`` reports: the tag, else the date, else `nil`.
+    var token: String? { entityTag ?? lastModified }
 
     /// Why `later` is not this version, or `nil` when it is; see the type's rule.
     func mismatch(with later: HTTPBlobVersion) -> String? {

@@ -21,7 +21,7 @@ extension HTTPDataSource: HTTPTransferSink {
                 response = success
             }
             if s.pinned == nil {
-                s.pinned = BlobSourceDescription(length: response.length, identity: response.version.identity)
+                s.pinned = BlobSourceDescription(length: response.length, version: response.version.token)
                 s.pinnedVersion = response.version
             }
             if s.knownLength == nil { s.knownLength = response.length }

@@ -16,7 +16,7 @@ internal import HTTP1
 ///
 /// ## Versions
 /// The first response pins the blob: its validators (`ETag`, `Last-Modified`) and its length
-/// when it names one; the description's `identity` is the `ETag`, else the `Last-Modified`
+/// when it names one; the description's `version` is the `ETag`, else the `Last-Modified`
 /// date. Every later response that carries bytes (`200` or `206`) is compared with the pin before
 /// a byte of it is used, and any difference fails the read at the offset asked for with
 /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``:

@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func aReopenClosesTheStaleSourceAndMatchesTheFirstOpen() {
-        var machine = H.opened(.synchronous, length: 100, identity: "v1")
+        var machine = H.opened(.synchronous, length: 100, version: "v1")
         var effects = StreamEffects()
         let start = machine.generation
         let r6 = machine.beginReopen(maxReopens: 5, &effects)
@@ -153,20 +153,20 @@ import Testing
         #expect(machine.source.isOpen == false)
         machine.endSourceCall(&effects)
         var done = StreamEffects()
-        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v1")), &done)
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v1")), &done)
         #expect(machine.source.isOpen == true)
         #expect(machine.reopen == .idle)
         #expect(done.wake)
     }
 
     @Test(arguments: [
-        BlobSourceDescription(length: 100, identity: "v2"),
-        BlobSourceDescription(length: 100, identity: nil),
-        BlobSourceDescription(length: 99, identity: "v1"),
-        BlobSourceDescription(length: nil, identity: "v1"),
+        BlobSourceDescription(length: 100, version: "v2"),
+        BlobSourceDescription(length: 100, version: nil),
+        BlobSourceDescription(length: 99, version: "v1"),
+        BlobSourceDescription(length: nil, version: "v1"),
     ])
     func aReopenOnAnotherVersionFailsAndClosesIt(reopened: BlobSourceDescription) {
-        var machine = H.opened(.synchronous, length: 100, identity: "v1")
+        var machine = H.opened(.synchronous, length: 100, version: "v1")
         var effects = StreamEffects()
         _ = machine.beginReopen(maxReopens: 5, &effects)
         machine.endSourceCall(&effects)
@@ -186,7 +186,7 @@ import Testing
         var effects = StreamEffects()
         _ = machine.beginReopen(maxReopens: 5, &effects)
         var done = StreamEffects()
-        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v2")), &done)
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v2")), &done)
         #expect(done.closeSource == nil)
         #expect(machine.source.closeDeferred == true)
         #expect(H.events(done) == [.errorOccurred])
@@ -201,7 +201,7 @@ import Testing
         for _ in 0..<2 {
             let r7 = machine.beginReopen(maxReopens: 2, &effects)
             #expect(r7 == .success(0))
-            machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v1")), &effects)
+            machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v1")), &effects)
         }
         let r8 = machine.beginReopen(maxReopens: 2, &effects)
         #expect(r8
@@ -220,7 +220,7 @@ import Testing
         machine.close(&closing)
         #expect(machine.reopen == .idle)
         var late = StreamEffects()
-        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v1")), &late)
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v1")), &late)
         #expect(late.closeSource == true)
         #expect(machine.source.isOpen == false)
     }

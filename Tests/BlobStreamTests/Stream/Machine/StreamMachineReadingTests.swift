@@ -200,7 +200,7 @@ import Testing
     }
 
     @Test func aStaleSourceIsReopenedAndTheReaderGetsTheReopensFailure() throws {
-        var machine = H.opened(.synchronous, identity: "v1")
+        var machine = H.opened(.synchronous, version: "v1")
         let destination = H.buffer(64)
         defer { destination.deallocate() }
         var effects = StreamEffects()
@@ -210,7 +210,7 @@ import Testing
         #expect(r20?.isReopen == true)
         _ = machine.beginReopen(maxReopens: 5, &effects)
         machine.endSourceCall(&effects)
-        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v2")), &effects)
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v2")), &effects)
         let r21 = machine.reopenWaitEnded(nil, &effects)
         #expect(r21?.finished == -1)
         guard case .sourceChanged = machine.error else {

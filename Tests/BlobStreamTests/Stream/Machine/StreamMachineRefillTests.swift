@@ -106,7 +106,7 @@ import BlobTestSupport
     }
 
     @Test func reopenDuringARefill() throws {
-        var machine = H.opened(.asynchronous, identity: "v1")
+        var machine = H.opened(.asynchronous, version: "v1")
         _ = machine.claimQueuedRefill(1)
         let read = try #require(machine.nextRefillStep().read)
         var effects = StreamEffects()
@@ -122,7 +122,7 @@ import BlobTestSupport
         #expect(refusal == nil)
         #expect(seek.scheduleRefill == nil)
         var done = StreamEffects()
-        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v1")), &done)
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v1")), &done)
         #expect(done.scheduleRefill != nil)
         let claimed = machine.claimQueuedRefill(done.scheduleRefill)
         #expect(claimed)
@@ -134,7 +134,7 @@ import BlobTestSupport
     /// source is open, nothing is refilled at the end), and a seek back refills from there.
     /// Before, the completion was dropped and the stream never read again.
     @Test func aSeekToTheEndDuringAReopenLeavesTheStreamReadableAfterASeekBack() throws {
-        var machine = H.opened(.asynchronous, identity: "v1")
+        var machine = H.opened(.asynchronous, version: "v1")
         _ = machine.claimQueuedRefill(1)
         let read = try #require(machine.nextRefillStep().read)
         var effects = StreamEffects()
@@ -145,7 +145,7 @@ import BlobTestSupport
         let toEndRefusal = machine.seek(to: 100, &toEnd)
         #expect(toEndRefusal == nil)
         var done = StreamEffects()
-        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, identity: "v1")), &done)
+        machine.reopenCompleted(.success(BlobSourceDescription(length: 100, version: "v1")), &done)
         #expect(machine.reopen == .idle)
         #expect(machine.refill == .idle)
         #expect(done.closeSource == nil, "the reopened source is kept, not closed")

@@ -8,7 +8,7 @@ enum MachineHarness {
     /// A machine opened on a blob of `length` bytes (`nil`: unknown), at `offset`.
     /// With `immediate`, over a source whose reads are immediate (``BlobDataSource/readsImmediately``).
     static func opened(
-        _ mode: BlobInputStream.Mode, length: Int64? = 100, identity: String? = "v1",
+        _ mode: BlobInputStream.Mode, length: Int64? = 100, version: String? = "v1",
         blockSize: Int = 16, at offset: Int64 = 0, immediate: Bool = false
     ) -> StreamMachine {
         var machine = StreamMachine(mode: mode, resource: resource, immediateSource: immediate)
@@ -17,7 +17,7 @@ enum MachineHarness {
         _ = machine.open(blockSize: blockSize)
         _ = machine.startOpenCall()
         machine.endSourceCall(&effects)
-        machine.openCompleted(.success(BlobSourceDescription(length: length, identity: identity)), &effects)
+        machine.openCompleted(.success(BlobSourceDescription(length: length, version: version)), &effects)
         return machine
     }
 
