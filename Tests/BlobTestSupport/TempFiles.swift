@@ -108,27 +108,10 @@ public enum TempFiles {
     }
 
     private static func sha256sum(arguments: [String], input: Data?) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        let feed = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input == nil ? FileHandle.nullDevice : feed
-        try process.run()
-        if let input {
-            // sha256sum prints only after reading everything, so writing first cannot deadlock.
-            try feed.fileHandleForWriting.write(contentsOf: input)
-            try feed.fileHandleForWriting.close()
-        }
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complaint = errors.fileHandleForReading.readDataToEndOfFile()
-        let ended = ChildExit.waitForever(process)
-        let text = String(decoding: printed, as: UTF8.self)
-        guard ended == .success, let digest = text.split(separator: " ").first, digest.count == 64 else {
-            let reason = String(decoding: complaint, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try ToolProcess.run(URL(fileURLWithPath: "/usr/bin/sha256sum"), arguments, standardInput: input)
+        guard result.status == 0, result.signal == nil,
+              let digest = result.standardOutput.split(separator: " ").first, digest.count == 64 else {
+            let reason = result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
             throw TestSupportError("sha256sum \(arguments.joined(separator: " ")) failed: \(reason)")
         }
         return String(digest)

@@ -44,75 +44,50 @@ public enum ToolProcess {
         return url
     }
 
-    /// Runs `url` with `arguments` and standard input from /dev/null, and waits for it without
-    /// holding a thread of Swift's cooperative pool (see ``Running/finished()``): what a test's
-    /// task calls. `environment` is added to this process's environment.
-    public static func execute(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        try await start(url, arguments, environment: environment).finished()
+    /// What a child reads on its standard input.
+    public enum Input: Sendable {
+        /// Nothing: /dev/null.
+        case nothing
+        /// A pipe the test writes (``Running/feed(_:)``, ``Running/write(_:)``) and closes
+        /// (``Running/closeInput()``).
+        case pipe
+        /// An open file.
+        case file(FileHandle)
     }
 
-    /// ``execute(_:_:environment:)`` blocking the calling thread until the child exits: only
-    /// for code on a thread of its own, never for a test's task.
-    public static func run(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        try start(url, arguments, environment: environment).finish()
+    /// Runs `url` with `arguments`, feeding it `standardInput` (nothing: /dev/null), and waits
+    /// for it without holding a thread of Swift's cooperative pool (see ``Running/finished()``):
+    /// what a test's task calls. `environment` is added to this process's environment.
+    public static func execute(
+        _ url: URL, _ arguments: [String], environment: [String: String] = [:], standardInput: Data? = nil
+    ) async throws -> Result {
+        let child = try start(url, arguments, environment: environment, standardInput: standardInput == nil ? .nothing : .pipe)
+        if let standardInput { await child.feed(standardInput) }
+        return await child.finished()
     }
 
-    /// Starts `url` with `arguments` and standard input from /dev/null, for a test that acts on
-    /// the child while it runs; ``Running/finish()`` collects what it printed.
-    public static func start(_ url: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Running {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        process.environment = childEnvironment(environment)
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return Running(process: process, output: output, errors: errors)
+    /// ``execute(_:_:environment:standardInput:)`` blocking the calling thread until the child
+    /// exits: only for code on a thread of its own, never for a test's task.
+    public static func run(
+        _ url: URL, _ arguments: [String], environment: [String: String] = [:], standardInput: Data? = nil
+    ) throws -> Result {
+        let child = try start(url, arguments, environment: environment, standardInput: standardInput == nil ? .nothing : .pipe)
+        if let standardInput { child.write(standardInput) }
+        return child.finish()
     }
 
-    /// A started child whose output is read when it is finished.
-    public struct Running: @unchecked Sendable {
-        let process: Process
-        let output: Pipe
-        let errors: Pipe
+    /// Starts `url` with `arguments`, for a test that acts on the child while it runs (writes
+    /// its input, waits for a line, signals it); ``Running/finished()`` says how it ended.
+    public static func start(
+        _ url: URL, _ arguments: [String], environment: [String: String] = [:], standardInput: Input = .nothing
+    ) throws -> Running {
+        try Running(url, arguments, environment: childEnvironment(environment), standardInput: standardInput)
+    }
 
-        /// The child's process id.
-        public var processIdentifier: Int32 { process.processIdentifier }
-        /// Whether the child has not exited yet.
-        public var isRunning: Bool { process.isRunning }
-
-        /// Reads both pipes to their end, waits for the child and says how it ended.
-        ///
-        /// The waiting happens on a thread of its own, and the caller's task is suspended
-        /// meanwhile: Swift's cooperative pool has one thread per core (two on CI), and a test
-        /// that blocked one of them for a child's lifetime would stall every other test.
-        public func finished() async -> Result {
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(returning: finish()) }
-            }
-        }
-
-        /// ``finished()`` on the calling thread, which it blocks until the child has exited: for
-        /// code that runs on a thread of its own already, never for a test's task.
-        public func finish() -> Result {
-            // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
-            let errorData = Locked(Data())
-            let group = DispatchGroup()
-            let errors = self.errors
-            onOwnThread(group: group) {
-                errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
-            }
-            let outputData = output.fileHandleForReading.readDataToEndOfFile()
-            group.wait()
-            let ended = ChildExit.waitForever(process)
-            return Result(
-                status: ended.code,
-                standardOutput: String(decoding: outputData, as: UTF8.self),
-                standardError: String(decoding: errorData.value, as: UTF8.self),
-                signal: ended.signal
-            )
-        }
+    /// ``start(_:_:environment:standardInput:)`` of the package's `blobstream`.
+    public static func startBlobstream(
+        _ arguments: [String], environment: [String: String] = [:], standardInput: Input = .nothing
+    ) throws -> Running {
+        try start(blobstream(), arguments, environment: environment, standardInput: standardInput)
     }
 }

@@ -38,18 +38,12 @@ import Testing
         defer { TempFiles.remove(path) }
 
         // The first process: killed with SIGKILL once the upload exists and is under way.
-        let first = Process()
-        first.executableURL = try ToolProcess.blobstream()
-        first.arguments = ["upload", "--chunk-size", "1048576", path, server.filesURL.absoluteString]
-        let output = Pipe()
-        first.standardOutput = output
-        first.standardError = FileHandle.nullDevice
-        try first.run()
-        let firstLine = try #require(Self.readLine(output.fileHandleForReading), "the upload URL was not printed")
+        let first = try ToolProcess.startBlobstream(["upload", "--chunk-size", "1048576", path, server.filesURL.absoluteString])
+        let firstLine = try #require(first.firstLine(timeout: 60), "the upload URL was not printed")
         let uploadURL = try #require(URL(string: firstLine))
         try await Task.sleep(for: .milliseconds(150))
-        kill(first.processIdentifier, SIGKILL)
-        #expect(ChildExit.waitForever(first).signal == SIGKILL)
+        first.send(SIGKILL)
+        #expect(await first.finished().signal == SIGKILL)
         let offsetAfterKill = try await TusClient(endpoint: server.filesURL).status(of: uploadURL).offset
         #expect(offsetAfterKill < Int64(size), "the first process finished before it was killed: nothing left to resume")
 
@@ -140,17 +134,6 @@ import Testing
         for result in [upload, put] {
             #expect(!result.standardError.contains("<"), "\(result.standardError)")
             #expect(result.standardError.split(separator: "\n").count == 1, "\(result.standardError)")
-        }
-    }
-
-    /// One line from `handle`, without its newline, or `nil` at end of file.
-    static func readLine(_ handle: FileHandle) -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let data = handle.readData(ofLength: 1)
-            guard let byte = data.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
         }
     }
 }

@@ -89,9 +89,9 @@ import Testing
     /// A resumed upload keeps retrying a refused connection (the server may be restarting), and
     /// says at once that it does and for how long, prefixed like every other message.
     @Test func aResumedUploadAnnouncesItsRetries() async throws {
-        let process = try CLIProcess(["upload", "--resume", "http://127.0.0.1:1/files/abc", "/etc/hostname", "http://127.0.0.1:1/files/"])
+        let process = try ToolProcess.startBlobstream(["upload", "--resume", "http://127.0.0.1:1/files/abc", "/etc/hostname", "http://127.0.0.1:1/files/"], standardInput: .pipe)
         #expect(await process.send(SIGINT, once: .init(handlesSignals: false, complained: "\n")).complained)
-        let result = await process.exited()
+        let result = await process.finished()
         let first = try #require(result.standardError.split(separator: "\n").first.map(String.init))
         #expect(first.hasPrefix("blobstream upload: retry 1 in "))
         #expect(first.contains("cannot connect to 127.0.0.1:1"))

@@ -9,13 +9,13 @@ import Testing
 @Suite struct InterruptionTests {
     /// Starts `arguments`, waits until the command handles signals, sends `signal`, and
     /// returns how it ended.
-    func interrupt(_ arguments: [String], with signal: Int32, afterPrinting output: String? = nil) async throws -> CLIProcess.Result {
-        let process = try CLIProcess(arguments)
+    func interrupt(_ arguments: [String], with signal: Int32, afterPrinting output: String? = nil) async throws -> ToolProcess.Result {
+        let process = try ToolProcess.startBlobstream(arguments, standardInput: .pipe)
         // `output`: otherwise the signal can arrive before the command reached the part under test.
         let ready = await process.send(signal, once: .init(printed: output))
         #expect(ready.handlesSignals, "the command never set up its signal handling")
         #expect(ready.printed, "the command never printed \(output ?? "")")
-        return await process.exited()
+        return await process.finished()
     }
 
     @Test(arguments: [(SIGINT, Int32(130), "interrupted"), (SIGTERM, 143, "terminated (SIGTERM)")])
@@ -62,10 +62,10 @@ import Testing
     }
 
     @Test func checksumOfStandardInputThatNeverEndsIsInterruptible() async throws {
-        let process = try CLIProcess(["checksum", "-"])
+        let process = try ToolProcess.startBlobstream(["checksum", "-"], standardInput: .pipe)
         await process.feed(Data("some bytes".utf8))
         #expect(await process.send(SIGINT, once: .init()).handlesSignals)
-        let result = await process.exited()
+        let result = await process.finished()
         #expect(result.status == 130)
         #expect(result.standardOutput.isEmpty)
         #expect(result.standardError == "blobstream checksum: -: interrupted; no checksum printed for it\n")

@@ -14,20 +14,20 @@ import Testing
     }
 
     @Test func checksumOfStandardInputPrintsLikeSha256sum() async throws {
-        let result = try await CLIProcess.execute(["checksum", "-"], standardInput: Self.bytes)
+        let result = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "-"], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes)))
         #expect(result.standardError.isEmpty)
 
-        let empty = try await CLIProcess.execute(["checksum", "-"], standardInput: Data())
+        let empty = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "-"], standardInput: Data())
         #expect(empty.standardOutput == (try sha256sum(Data())))
 
-        let md5 = try await CLIProcess.execute(["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
+        let md5 = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "-a", "md5", "-"], standardInput: Data("abc".utf8))
         #expect(md5.standardOutput == "900150983cd24fb0d6963f7d28e17f72  -\n")
     }
 
     @Test func checksumOfDevStdinAndAFIFO() async throws {
-        let viaDevice = try await CLIProcess.execute(["checksum", "/dev/stdin"], standardInput: Self.bytes)
+        let viaDevice = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "/dev/stdin"], standardInput: Self.bytes)
         #expect(viaDevice.status == 0, "\(viaDevice.standardError)")
         #expect(viaDevice.standardOutput == (try sha256sum(Self.bytes, name: "/dev/stdin")))
 
@@ -36,7 +36,7 @@ import Testing
         let fifo = directory + "/fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
         // The writer opens the FIFO only once the command is running and may be reading.
-        let process = try CLIProcess(["checksum", fifo, "-"])
+        let process = try ToolProcess.startBlobstream(["checksum", fifo, "-"], standardInput: .pipe)
         let writer = Thread {
             let handle = FileHandle(forWritingAtPath: fifo)
             try? handle?.write(contentsOf: Self.bytes.prefix(1_000_000))
@@ -45,17 +45,17 @@ import Testing
         }
         writer.start()
         await process.feed(Data("stdin".utf8))
-        let result = await process.exited()
+        let result = await process.finished()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes, name: fifo)) + (try sha256sum(Data("stdin".utf8))))
     }
 
     @Test func standardInputIsReadOnceAndInOrder() async throws {
-        let twice = try await CLIProcess.execute(["checksum", "-", "-"], standardInput: Data("x".utf8))
+        let twice = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "-", "-"], standardInput: Data("x".utf8))
         #expect(twice.status == 64)
         #expect(twice.standardError.contains("standard input (-) can be read only once"))
 
-        let offset = try await CLIProcess.execute(["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
+        let offset = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
         #expect(offset.status == 1)
         #expect(offset.standardOutput.isEmpty)
         #expect(offset.standardError.contains("-: a pipe is read once and in order: offset 5 was asked"))
@@ -65,7 +65,7 @@ import Testing
     /// and sends it with the last chunk.
     @Test func aTusUploadOfStandardInputDefersItsLength() async throws {
         try TestServers.requireTus()
-        let result = try await CLIProcess.execute(
+        let result = try await ToolProcess.execute(ToolProcess.blobstream(), 
             ["upload", "--chunk-size", "1M", "-", TestServers.tusFilesURL.absoluteString], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
@@ -85,7 +85,7 @@ import Testing
         }
         defer { server.stop() }
         let endpoint = "http://127.0.0.1:\(server.port)/files/"
-        let result = try await CLIProcess.execute(["upload", "-", endpoint], standardInput: Data("abc".utf8))
+        let result = try await ToolProcess.execute(ToolProcess.blobstream(), ["upload", "-", endpoint], standardInput: Data("abc".utf8))
         #expect(result.status == 1)
         #expect(result.standardError.contains(endpoint), "\(result.standardError)")
         #expect(result.standardError.contains("creation-defer-length"))
@@ -96,12 +96,12 @@ import Testing
     /// offering a --resume that would send other bytes.
     @Test func anInterruptedUploadOfStandardInputOffersNoResume() throws {
         try TestServers.requireTus()
-        let process = try CLIProcess(["upload", "--chunk-size", "64K", "-", TestServers.tusFilesURL.absoluteString])
+        let process = try ToolProcess.startBlobstream(["upload", "--chunk-size", "64K", "-", TestServers.tusFilesURL.absoluteString], standardInput: .pipe)
         process.write(Data(Self.bytes.prefix(200_000)))
         #expect(process.waitForStandardOutput(containing: "\n"))
         #expect(process.waitUntilHandlingSignals())
         process.send(SIGINT)
-        let result = process.wait()
+        let result = process.finish()
         let uploadURL = try #require(URL(string: result.standardOutput.split(separator: "\n").first.map(String.init) ?? ""))
         defer { TestServers.removeUploads([uploadURL]) }
         #expect(result.status == 130, "\(result.standardError)")
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func aPipeCannotContinueAnUpload() async throws {
-        let result = try await CLIProcess.execute(
+        let result = try await ToolProcess.execute(ToolProcess.blobstream(), 
             ["upload", "--resume", "http://127.0.0.1:1/files/a", "-", "http://127.0.0.1:1/files/"], standardInput: Data("abc".utf8))
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("blobstream upload: standard input is read once, as it comes, so it cannot continue"))
@@ -122,7 +122,7 @@ import Testing
         let stored = TestServers.uploadRoot + "/" + name
         defer { TempFiles.remove(stored) }
         let target = TestServers.uploadURL.appendingPathComponent(name).absoluteString
-        let result = try await CLIProcess.execute(["put", "-", target], standardInput: Self.bytes)
+        let result = try await ToolProcess.execute(ToolProcess.blobstream(), ["put", "-", target], standardInput: Self.bytes)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == "201 \(target)\n")
         #expect(try TempFiles.sha256(ofFileAtPath: stored) == TempFiles.sha256(of: Self.bytes))

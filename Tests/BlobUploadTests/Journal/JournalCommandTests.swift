@@ -173,12 +173,12 @@ import Testing
         let proxy = try KillingProxy(protocol: "s3", targetPort: TestServers.motoPort)
         defer { _ = try? proxy.finish() }
         let input = try #require(FileHandle(forReadingAtPath: path))
-        let child = try S3CLIChild(
+        let child = try ToolProcess.startBlobstream(
             ["s3", "cp", "--endpoint", "http://127.0.0.1:\(proxy.port)", "--part-size", "5M", "-", "s3://\(bucket)/piped.bin"],
-            environment: JournalKillTests.s3Environment(state), standardInput: input)
+            environment: JournalKillTests.s3Environment(state), standardInput: .file(input))
         proxy.arm(pid: child.processIdentifier, point: 10 << 20, extra: 1 << 20)
         let ended = child.finish()
-        #expect(ended.signal == SIGKILL, "\(ended.errors)")
+        #expect(ended.signal == SIGKILL, "\(ended.standardError)")
         // Not even the journal's directory was made.
         #expect(!FileManager.default.fileExists(atPath: state + "/blobstream"))
     }

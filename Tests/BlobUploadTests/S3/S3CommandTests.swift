@@ -86,12 +86,12 @@ import Testing
         defer { MotoS3.removeBucket(bucket) }
         let path = try makeRandomFile(size: 5 * 1024 * 1024 + 7, seed: 43)
         defer { TempFiles.remove(path) }
-        let child = try S3CLIChild(["s3", "cp", "--endpoint", TestServers.motoURL.absoluteString, "--part-size", "5M",
+        let child = try ToolProcess.startBlobstream(["s3", "cp", "--endpoint", TestServers.motoURL.absoluteString, "--part-size", "5M",
                                     "-", "s3://\(bucket)/from-stdin"],
-                                   environment: Self.environment, standardInput: FileHandle(forReadingAtPath: path))
+                                   environment: Self.environment, standardInput: FileHandle(forReadingAtPath: path).map { .file($0) } ?? .nothing)
         let result = child.finish()
-        #expect(result.status == 0, "\(result.errors)")
-        #expect(result.output.split(separator: "\n").last?.hasSuffix("-2\"") == true, "\(result.output)")
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.split(separator: "\n").last?.hasSuffix("-2\"") == true, "\(result.standardOutput)")
         #expect(try MotoS3.sha256(bucket: bucket, key: "from-stdin") == TempFiles.sha256(ofFileAtPath: path))
     }
 
@@ -169,17 +169,17 @@ import Testing
         defer { TempFiles.remove(path) }
         // Held after one part, so the signal always lands in the middle of the upload.
         let proxy = try RecordingProxy(holdingAfter: 5 * 1024 * 1024)
-        let child = try S3CLIChild([
+        let child = try ToolProcess.startBlobstream([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
         ], environment: S3CommandTests.environment)
         let printedID = child.firstLine(timeout: 60)
         kill(child.processIdentifier, SIGINT)
         let result = child.finish()
         _ = try proxy.finish()
-        let id = try #require(printedID, "status \(result.status): \(result.errors)")
+        let id = try #require(printedID, "status \(result.status): \(result.standardError)")
         #expect(result.status == 130)
-        #expect(result.output == id + "\n")
-        #expect(result.errors.contains("upload interrupted; continue with --resume \(id)"), "\(result.errors)")
+        #expect(result.standardOutput == id + "\n")
+        #expect(result.standardError.contains("upload interrupted; continue with --resume \(id)"), "\(result.standardError)")
         // Still there, resumable.
         _ = try await client.listParts(key: "int.bin", uploadID: id)
     }

@@ -19,7 +19,7 @@ import Testing
         // middle however slowly the machine polls the server (no race with its end), and two
         // parts sent side by side still leave at least three whole ones on the server.
         let proxy = try RecordingProxy(holdingAfter: 9 * Self.partSize / 2)
-        let child = try S3CLIChild([
+        let child = try ToolProcess.startBlobstream([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", "--parallel", "2",
             path, "s3://\(bucket)/killed.bin",
         ], environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
@@ -34,10 +34,10 @@ import Testing
         }
         kill(child.processIdentifier, SIGKILL)
         let ended = child.finish()
-        #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.errors)")
+        #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.standardError)")
         // Cut the held connections, so the server's list is final.
         _ = try proxy.finish()
-        let id = try #require(printedID, "status \(ended.status): \(ended.errors)")
+        let id = try #require(printedID, "status \(ended.status): \(ended.standardError)")
         #expect(try MotoS3.uploadIDs(bucket: bucket) == [id])
 
         let before = try await client.listParts(key: "killed.bin", uploadID: id)
