@@ -69,6 +69,9 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = chunk
         options.retry.initialDelay = 0.2
+        // Attempts for a minute or two: on a loaded machine the restarted server's Python can
+        // take longer to listen again than the default eight attempts (about 20 s) wait.
+        options.retry.maxAttempts = 20
         let log = EventLog<TusUploadEvent>()
         let result = try await client.upload(.file(path: path), options: options) { log.append($0) }
         try await killer.value

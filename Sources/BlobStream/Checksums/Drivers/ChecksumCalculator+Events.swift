@@ -105,30 +105,20 @@ extension ChecksumCalculator {
 
     /// Reads what can be read without waiting; finishes at the end or on an error.
     private func drain(_ run: EventRun) {
-        while lock.withLock({ phase == .running }) {
-            let stream = run.stream
-            if stream.streamStatus == .atEnd {
-                finish(run, .success(run.checksum.finalize()))
-                return
-            }
-            guard stream.hasBytesAvailable else { return }
-            let count = stream.read(run.buffer.assumingMemoryBound(to: UInt8.self), maxLength: run.bufferSize)
-            if count > 0 {
-                run.checksum.update(UnsafeRawBufferPointer(start: run.buffer, count: count))
-                run.done += Int64(count)
-                reportProgress(run.progress, done: run.done, total: run.total)
-                continue
-            }
-            if count < 0 && stream.typedError?.isWouldBlock == true {
-                // Not an error: the next `.hasBytesAvailable` resumes.
-                return
-            }
-            if count == 0 && stream.streamStatus == .atEnd {
-                finish(run, .success(run.checksum.finalize()))
-            } else {
-                finish(run, .failure(failure(of: stream, afterBytes: run.done)))
-            }
-            return
+        var done = run.done
+        let stop = readAndHash(
+            run.stream, into: run.buffer, done: &done, waitsForEvents: true,
+            stopped: { lock.withLock { phase != .running } }
+        ) { count in
+            run.checksum.update(UnsafeRawBufferPointer(start: run.buffer, count: count))
+            run.done += Int64(count)
+            reportProgress(run.progress, done: run.done, total: run.total)
+            return run.buffer
+        }
+        switch stop {
+        case .end: finish(run, .success(run.checksum.finalize()))
+        case .failed(let error): finish(run, .failure(error))
+        case .waiting, .stopped: return
         }
     }
 
