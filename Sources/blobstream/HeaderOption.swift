@@ -8,15 +8,11 @@ enum HeaderOption {
     /// The option's names, for the commands' `valueOptions`.
     static let names: Set<String> = ["-H", "--header"]
 
-    /// The fields a protocol sets itself (``HTTPFieldOwner``): a caller's would contradict it or
-    /// smuggle a second framing or request.
-    typealias Owner = HTTPFieldOwner
-
     /// The fields given with `-H` and `--header`, in order (a later field of the same name,
     /// in any case, replaces an earlier one).
     /// - Throws: ``CommandFailure/usage(_:)`` for a field without a colon, an empty or invalid
     ///   name, a value with CR, LF or NUL, or a field `owner` owns.
-    static func fields(_ arguments: ParsedArguments, owner: Owner) throws(CommandFailure) -> [String: String] {
+    static func fields(_ arguments: ParsedArguments, owner: HTTPFieldOwner) throws(CommandFailure) -> [String: String] {
         var fields: [String: String] = [:]
         for (option, text) in arguments.orderedValues where names.contains(option) {
             let (name, value) = try parse(text, owner: owner)
@@ -29,7 +25,7 @@ enum HeaderOption {
     }
 
     /// `Name: value` → (`Name`, `value`), the value's surrounding blanks removed.
-    static func parse(_ text: String, owner: Owner) throws(CommandFailure) -> (String, String) {
+    static func parse(_ text: String, owner: HTTPFieldOwner) throws(CommandFailure) -> (String, String) {
         guard let colon = text.firstIndex(of: ":") else {
             throw .usage("-H takes 'Name: value', not '\(printable(text))'")
         }

@@ -24,11 +24,13 @@ extension S3UploadRun {
         journaled: [Int: UploadJournalPart]
     ) {
         if let resumedID {
+            // Listed first: a mistyped or gone id fails here and leaves the journal's upload be.
+            let listing = try listParts(uploadID: resumedID)
             // The journal's upload of this source, if another, is continued by nothing now.
             if let journal, let entry = journal.lookup(), !entry.isS3Upload(resumedID) {
                 abandon(entry, journal: journal, reason: "upload \(resumedID) is continued instead")
             }
-            return ((resumedID, try listParts(uploadID: resumedID), nil), [:])
+            return ((resumedID, listing, nil), [:])
         }
         guard let journal, let found = try journaledUpload(journal, reader: reader) else { return (nil, [:]) }
         return ((found.upload.uploadID, found.listing, found.upload.partSize),

@@ -53,4 +53,30 @@ import Testing
         #expect(try MotoS3.sha256(bucket: bucket, key: "other.bin") == TempFiles.sha256(ofFileAtPath: path))
         #expect(try MotoS3.uploadIDs(bucket: bucket).isEmpty, "the journaled upload was left")
     }
+
+    /// A mistyped id fails the run before the journal's upload is touched: it stays, and a
+    /// later run continues it.
+    @Test func resumingAnUnknownUploadLeavesTheJournaledOne() async throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let (path, state) = try JournalCommandTests.scratch(seed: 2233)
+        defer { TempFiles.remove(path); TempFiles.remove(state) }
+        let proxy = try KillingProxy(protocol: "s3", targetPort: TestServers.motoPort)
+        defer { _ = try? proxy.finish() }
+        let target = ["--endpoint", "http://127.0.0.1:\(proxy.port)", path, "s3://\(bucket)/typo.bin"]
+        let journaled = try await JournalKillTests.killedUpload(["s3", "cp"] + target, state: state, killedBy: proxy)
+
+        let typo = try await ToolProcess.execute(
+            try ToolProcess.blobstream(), ["s3", "cp", "--resume", journaled + "x"] + target,
+            environment: JournalKillTests.s3Environment(state))
+        #expect(typo.status != 0, "\(typo.standardError)")
+        #expect(!typo.standardError.contains("not resuming"), "\(typo.standardError)")
+        #expect(try MotoS3.uploadIDs(bucket: bucket) == [journaled], "the journaled upload was aborted")
+
+        let resumed = try await ToolProcess.execute(
+            try ToolProcess.blobstream(), ["s3", "cp"] + target, environment: JournalKillTests.s3Environment(state))
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(resumed.standardOutput.split(separator: "\n").first.map(String.init) == journaled, "\(resumed.standardOutput)")
+        #expect(try MotoS3.sha256(bucket: bucket, key: "typo.bin") == TempFiles.sha256(ofFileAtPath: path))
+    }
 }
