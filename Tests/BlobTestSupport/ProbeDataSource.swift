@@ -42,6 +42,8 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     public let preferredBlockSize: Int
     /// When true, the source reports no length: the end is known only when a read finds it.
     public let hidesLength: Bool
+    /// Claims ``BlobDataSource/readsImmediately`` (true only while no read hook answers `wouldBlock`).
+    public let readsImmediately: Bool
 
     /// Creates a source over `bytes`. `identities` are the version tokens of successive opens;
     /// the last one repeats.
@@ -50,10 +52,12 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
         hidesLength: Bool = false,
         identities: [String?] = ["v1"],
         preferredBlockSize: Int = 64 * 1024,
+        readsImmediately: Bool = false,
         name: String = "probe"
     ) {
         self.bytes = bytes
         self.hidesLength = hidesLength
+        self.readsImmediately = readsImmediately
         self.identities = identities.isEmpty ? [nil] : identities
         self.preferredBlockSize = preferredBlockSize
         self.resourceName = name

@@ -5,7 +5,9 @@ import Foundation
 extension BlobInputStream {
     /// Takes the cached block of an asynchronous stream as a chunk, handing its memory over
     /// rather than copying it, and starts the refill of the next block on the work queue, so
-    /// the source reads it while the consumer works on this one. Never waits for the source.
+    /// the source reads it while the consumer works on this one (a consumer of an immediate
+    /// source that keeps coming back first reads it itself: ``ChunkRefillDispatch``). Never
+    /// waits for the source.
     func takeBlock() -> StreamMachine.BlockTake {
         transition { machine, effects in machine.takeBlock(&effects) }
     }

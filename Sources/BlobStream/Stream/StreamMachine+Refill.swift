@@ -46,7 +46,8 @@ extension StreamMachine {
     }
 
     /// Takes the cached block as a chunk, handing its memory over rather than copying it, and
-    /// queues the refill of the next block.
+    /// queues the refill of the next block: on the work queue, unless the consumer of an
+    /// immediate source keeps claiming it first (``ChunkRefillDispatch``).
     mutating func takeBlock(_ effects: inout StreamEffects) -> BlockTake {
         switch phase {
         case .open: break
@@ -57,8 +58,9 @@ extension StreamMachine {
         default: return .failed(.notOpen)
         }
         guard cache.count > 0 else {
-            // A reader that fills on demand left the cache empty and nothing running.
-            if readsOnDemand, refill == .idle { queueRefill(&effects) }
+            // A reader that fills on demand left the cache empty and nothing running: the
+            // consumer that finds nothing claims the refill at once (`untilProgress`).
+            if readsOnDemand, refill == .idle { queueRefill(&effects, sending: false) }
             return .wait
         }
         let pool = chunkPool ?? ChunkBufferPool(blockSize: cache.storage.count)
@@ -73,15 +75,19 @@ extension StreamMachine {
             storage = ChunkStorage(block: replacement, count: cache.take(into: replacement), pool: pool)
         }
         _ = consume(storage.count, &effects)
-        if cache.count == 0, isReadable, refill == .idle { queueRefill(&effects) }
+        if cache.count == 0, isReadable, refill == .idle {
+            queueRefill(&effects, sending: !readsOnDemand || chunkRefills.sendsNext())
+        }
         return .chunk(BlobChunk(offset: start, storage: storage))
     }
 
     /// Claims the queued refill (`ticket`, or whichever is queued when `nil`) for the caller to
     /// run: a reader that would otherwise wait for the work queue gets its bytes at once.
+    /// `ticket` is the work queue's; `nil`, a reader's.
     mutating func claimQueuedRefill(_ ticket: Int?) -> Bool {
         guard case .queued(let queued) = refill, ticket == nil || ticket == queued else { return false }
         refill = .running
+        if ticket == nil { chunkRefills.consumerClaimed() } else { chunkRefills.workQueueRan() }
         return true
     }
 

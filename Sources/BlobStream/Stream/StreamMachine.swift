@@ -102,6 +102,8 @@ struct StreamMachine: ~Copyable {
     /// What a refill into the reader's buffer brought: the count, for the generation it was read in.
     var readerFill: (count: Int, generation: Int)?
     var refillTickets = 0
+    /// Whether ``BlobChunks``' refills of an immediate source go to the work queue.
+    var chunkRefills = ChunkRefillDispatch()
     var reopen = Reopen.idle
     /// Bumped by every seek and reopen, so that work started before it is recognised as stale.
     var generation = 0
@@ -292,11 +294,12 @@ struct StreamMachine: ~Copyable {
 
     // MARK: Internal moves shared by the extensions
 
-    /// Queues a refill on the work queue under a new ticket, replacing any queued one.
-    mutating func queueRefill(_ effects: inout StreamEffects) {
+    /// Queues a refill under a new ticket, replacing any queued one, and sends it to the work
+    /// queue unless `sending` is false (then the reader that queued it claims it).
+    mutating func queueRefill(_ effects: inout StreamEffects, sending: Bool = true) {
         refillTickets &+= 1
         refill = .queued(ticket: refillTickets)
-        effects.scheduleRefill = refillTickets
+        if sending { effects.scheduleRefill = refillTickets }
     }
 
 }

@@ -20,6 +20,33 @@ import Testing
         #expect(await eventuallyAsync { source.reads.count == 3 })
     }
 
+    /// An immediate source (a file) keeps reading the next chunk while the consumer works on
+    /// this one, even after a stretch in which the consumer came back at once and read its
+    /// chunks itself (``ChunkRefillDispatch``).
+    @Test func aConsumerThatSlowsDownGetsTheNextChunkReadWhileItWorks() async throws {
+        let size = 100 * 10_000
+        let source = ProbeDataSource(bytes: TempFiles.pseudoRandomBytes(count: size, seed: 53), readsImmediately: true)
+        var iterator = BlobChunks(dataSource: source, chunkSize: 10_000).makeAsyncIterator()
+        var offset: Int64 = 0
+        // Fast: the consumer asks again at once, for 40 chunks.
+        for _ in 0..<40 {
+            let chunk = try #require(try await iterator.next())
+            #expect(chunk.offset == offset)
+            offset += Int64(chunk.count)
+        }
+        // Slow: within at most eight chunks, each next one is read while the consumer holds
+        // the one before, without asking for it.
+        var readAhead: [Bool] = []
+        for _ in 0..<20 {
+            let chunk = try #require(try await iterator.next())
+            #expect(chunk.offset == offset)
+            offset += Int64(chunk.count)
+            let next = Int64(chunk.offset) + 10_000
+            readAhead.append(await eventuallyAsync(timeout: 0.5) { source.reads.contains(.read(offset: next, capacity: 10_000)) })
+        }
+        #expect(readAhead.suffix(12).allSatisfy { $0 }, "\(readAhead)")
+    }
+
     @Test func twoHundredFiftySixSequencesAtOnceShareAFewThreads() async throws {
         let directory = try TempFiles.makeDirectory()
         defer { TempFiles.remove(directory) }

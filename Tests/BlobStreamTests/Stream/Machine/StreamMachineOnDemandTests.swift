@@ -163,15 +163,17 @@ import BlobTestSupport
         #expect(signalled.scheduleRefill != nil, "the wake-up refills the cache as for any source")
     }
 
-    @Test func takingABlockAfterReadsLeftTheCacheEmptyQueuesTheRefill() throws {
+    @Test func takingABlockAfterReadsLeftTheCacheEmptyQueuesTheRefillForTheConsumer() throws {
         var machine = try Self.drained()
         var effects = StreamEffects()
         guard case .wait = machine.takeBlock(&effects) else {
             Issue.record("an empty cache has no block yet")
             return
         }
-        #expect(effects.scheduleRefill != nil)
         #expect(machine.refill == .queued(ticket: 2))
+        #expect(effects.scheduleRefill == nil, "the consumer that found nothing claims it at once: no thread is woken for it")
+        let claimed = machine.claimQueuedRefill(nil)
+        #expect(claimed)
     }
 
     @Test func aSourceThatIsNotImmediateStillReadsAhead() throws {
