@@ -9,6 +9,7 @@ extension ToolProcess {
         private let process = Process()
         private let input: Pipe?
         private let collected = DispatchGroup()
+        private let feeding = DispatchGroup()
         private let outputData = Locked(Data())
         private let errorData = Locked(Data())
 
@@ -57,6 +58,16 @@ extension ToolProcess {
         /// reads slowly blocks neither the test nor Swift's cooperative pool).
         public func feed(_ data: Data) async {
             await Self.offThePool { self.write(data) }
+        }
+
+        /// Writes `data` to the child's standard input, then closes it, on a thread of its own
+        /// that starts now: the child gets its input even while the test's task waits for a
+        /// thread of a busy cooperative pool. ``finish()`` waits for the write.
+        public func feedThenClose(_ data: Data) {
+            onOwnThread(group: feeding) {
+                self.write(data)
+                self.closeInput()
+            }
         }
 
         /// ``feed(_:)`` blocking the calling thread until the child took `data`.
@@ -158,6 +169,7 @@ extension ToolProcess {
         /// ``finished()`` on the calling thread, which it blocks until the child has exited: for
         /// code that runs on a thread of its own already, never for a test's task.
         public func finish() -> Result {
+            feeding.wait()
             closeInput()
             let ended = ChildExit.waitForever(process)
             collected.wait()

@@ -62,7 +62,7 @@ public enum ToolProcess {
         _ url: URL, _ arguments: [String], environment: [String: String] = [:], standardInput: Data? = nil
     ) async throws -> Result {
         let child = try start(url, arguments, environment: environment, standardInput: standardInput == nil ? .nothing : .pipe)
-        if let standardInput { await child.feed(standardInput) }
+        if let standardInput { child.feedThenClose(standardInput) }
         return await child.finished()
     }
 

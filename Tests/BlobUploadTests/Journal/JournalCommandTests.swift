@@ -177,7 +177,7 @@ import Testing
             ["s3", "cp", "--endpoint", "http://127.0.0.1:\(proxy.port)", "--part-size", "5M", "-", "s3://\(bucket)/piped.bin"],
             environment: JournalKillTests.s3Environment(state), standardInput: .file(input))
         proxy.arm(pid: child.processIdentifier, point: 10 << 20, extra: 1 << 20)
-        let ended = child.finish()
+        let ended = await child.finished()
         #expect(ended.signal == SIGKILL, "\(ended.standardError)")
         // Not even the journal's directory was made.
         #expect(!FileManager.default.fileExists(atPath: state + "/blobstream"))

@@ -122,6 +122,12 @@ json.dump(out, sys.stdout)
     /// The endpoint that goes through the proxy.
     var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
+    /// ``finish()`` waiting on a thread of its own: the proxy checksums every body it relayed
+    /// (seconds for a few MiB), which must not hold a thread of the tests' cooperative pool.
+    func finished() async throws -> [Request] {
+        try await offThePool { try self.finish() }
+    }
+
     /// Stops the proxy and returns what it relayed.
     func finish() throws -> [Request] {
         try input.fileHandleForWriting.close()

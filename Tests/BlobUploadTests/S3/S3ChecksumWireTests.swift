@@ -20,7 +20,7 @@ import Testing
         options.partSize = 5 * 1024 * 1024
         options.checksum = algorithm
         let result = try await client.upload(.file(path: path), key: "sum-\(algorithm)", options: options)
-        let requests = try proxy.finish()
+        let requests = try await proxy.finished()
 
         let create = try #require(requests.first { $0.method == "POST" && $0.target.hasSuffix("?uploads=") })
         #expect(create.fields["x-amz-checksum-algorithm"] == algorithm.s3Name)
@@ -56,7 +56,7 @@ import Testing
         let path = try makeRandomFile(size: 70_000, seed: 22)
         defer { TempFiles.remove(path) }
         let result = try await client.upload(.file(path: path), key: "single")
-        let requests = try proxy.finish()
+        let requests = try await proxy.finished()
         let put = try #require(requests.first { $0.method == "PUT" })
         #expect(put.fields["x-amz-checksum-crc32c"] == put.checksums["crc32c"])
         #expect(result.checksum == put.checksums["crc32c"])

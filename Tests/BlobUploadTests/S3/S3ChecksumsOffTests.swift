@@ -19,7 +19,7 @@ import Testing
         options.partSize = 5 * 1024 * 1024
         options.sendsChecksums = false
         let result = try await client.upload(.file(path: path), key: "off", options: options)
-        let requests = try proxy.finish()
+        let requests = try await proxy.finished()
         #expect(!requests.isEmpty)
         for request in requests {
             let named = request.fields.keys.filter { $0.lowercased().hasPrefix("x-amz-checksum") }

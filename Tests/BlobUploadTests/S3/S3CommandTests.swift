@@ -172,10 +172,10 @@ import Testing
         let child = try ToolProcess.startBlobstream([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
         ], environment: S3CommandTests.environment)
-        let printedID = child.firstLine(timeout: 60)
+        let printedID = try await offThePool { child.firstLine(timeout: 60) }
         kill(child.processIdentifier, SIGINT)
-        let result = child.finish()
-        _ = try proxy.finish()
+        let result = await child.finished()
+        _ = try await proxy.finished()
         let id = try #require(printedID, "status \(result.status): \(result.standardError)")
         #expect(result.status == 130)
         #expect(result.standardOutput == id + "\n")

@@ -35,7 +35,7 @@ import Testing
         // CRC-64/NVME implies it; the 32-bit CRCs ask.
         options.fullObjectChecksum = algorithm != .crc64nvme
         let result = try await client.upload(.file(path: path), key: "full-\(algorithm)", options: options)
-        let requests = try proxy.finish()
+        let requests = try await proxy.finished()
         let whole = try Self.awscrt(algorithm, ofFileAtPath: path)
 
         let create = try #require(requests.first { $0.method == "POST" && $0.target.hasSuffix("?uploads=") })
@@ -64,7 +64,7 @@ import Testing
         var options = S3UploadOptions()
         options.partSize = 5 * 1024 * 1024
         _ = try await client.upload(.file(path: path), key: "composite", options: options)
-        let requests = try proxy.finish()
+        let requests = try await proxy.finished()
         let posts = requests.filter { $0.method == "POST" }
         #expect(posts.count == 2)
         for post in posts {

@@ -24,7 +24,7 @@ import Testing
             path, "s3://\(bucket)/killed.bin",
         ], environment: ["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"])
         // The upload id is printed first, before any part goes out.
-        let printedID = child.firstLine(timeout: 60)
+        let printedID = try await offThePool { child.firstLine(timeout: 60) }
         var listed: [S3ListedPart] = []
         let deadline = Date(timeIntervalSinceNow: 60)
         while let id = printedID, Date() < deadline {
@@ -33,10 +33,10 @@ import Testing
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         kill(child.processIdentifier, SIGKILL)
-        let ended = child.finish()
+        let ended = await child.finished()
         #expect(ended.signal == SIGKILL, "status \(ended.status): \(ended.standardError)")
         // Cut the held connections, so the server's list is final.
-        _ = try proxy.finish()
+        _ = try await proxy.finished()
         let id = try #require(printedID, "status \(ended.status): \(ended.standardError)")
         #expect(try MotoS3.uploadIDs(bucket: bucket) == [id])
 
