@@ -61,6 +61,16 @@ public final class RunLoopThread: @unchecked Sendable {
     /// The mode the loop runs in.
     public let mode: RunLoop.Mode
 
+    /// Starts the thread with `stream` scheduled on its run loop and opened there, so the
+    /// stream's events reach its delegate on this thread.
+    public convenience init(name: String, mode: RunLoop.Mode = .default, opening stream: Stream) {
+        let box = Unchecked(stream)
+        self.init(name: name, mode: mode) { loop, mode in
+            box.value.schedule(in: loop, forMode: mode)
+            box.value.open()
+        }
+    }
+
     /// Starts the thread; `schedule` runs on it, with its run loop, before the loop starts.
     public init(name: String, mode: RunLoop.Mode = .default, schedule: @escaping @Sendable (RunLoop, RunLoop.Mode) -> Void) {
         self.mode = mode

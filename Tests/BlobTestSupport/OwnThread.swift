@@ -13,9 +13,10 @@ public func onOwnThread(group: DispatchGroup? = nil, _ work: @escaping @Sendable
 }
 
 /// `work`'s result, computed on a thread of its own (see ``onOwnThread(group:_:)``), for a test's
-/// task that must not block the pool.
-public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        onOwnThread { continuation.resume(with: Result { try work() }) }
+/// task that must not block the pool. Throws what `work` throws (nothing, for work that cannot).
+public func offThePool<T: Sendable, E: Error>(_ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, E>, Never>) in
+        onOwnThread { continuation.resume(returning: Result { () throws(E) -> T in try work() }) }
     }
+    return try result.get()
 }

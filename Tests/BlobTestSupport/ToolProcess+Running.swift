@@ -57,7 +57,7 @@ extension ToolProcess {
         /// Writes `data` to the child's standard input, on a thread of its own (so a child that
         /// reads slowly blocks neither the test nor Swift's cooperative pool).
         public func feed(_ data: Data) async {
-            await Self.offThePool { self.write(data) }
+            await offThePool { self.write(data) }
         }
 
         /// Writes `data` to the child's standard input, then closes it, on a thread of its own
@@ -106,7 +106,7 @@ extension ToolProcess {
         /// to resume between them, a busy cooperative pool could hold the signal back past the
         /// command's own deadlines.
         public func send(_ signal: Int32, once readiness: Readiness) async -> (handlesSignals: Bool, printed: Bool, complained: Bool) {
-            await Self.offThePool { [self] in
+            await offThePool { [self] in
                 let handles = !readiness.handlesSignals || waitUntilHandlingSignals()
                 let printed = readiness.printed.map { waitFor($0, in: outputData, timeout: 60) } ?? true
                 let complained = readiness.complained.map { waitFor($0, in: errorData, timeout: 60) } ?? true
@@ -163,7 +163,7 @@ extension ToolProcess {
         /// cooperative pool has one thread per core (two on CI), and a test that blocked one of
         /// them for a child's lifetime would stall every other test.
         public func finished() async -> Result {
-            await Self.offThePool { self.finish() }
+            await offThePool { self.finish() }
         }
 
         /// ``finished()`` on the calling thread, which it blocks until the child has exited: for
@@ -194,14 +194,6 @@ extension ToolProcess {
                 usleep(20_000)
             }
             return false
-        }
-
-        /// Runs `body`, which blocks, on a new thread, and suspends the caller until it is
-        /// done: its timing then never depends on a free cooperative thread.
-        private static func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread { continuation.resume(returning: body()) }
-            }
         }
     }
 }

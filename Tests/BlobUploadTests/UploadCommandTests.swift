@@ -39,7 +39,7 @@ import Testing
 
         // The first process: killed with SIGKILL once the upload exists and is under way.
         let first = try ToolProcess.startBlobstream(["upload", "--chunk-size", "1048576", path, server.filesURL.absoluteString])
-        let firstLine = try #require(try await offThePool { first.firstLine(timeout: 60) }, "the upload URL was not printed")
+        let firstLine = try #require(await offThePool { first.firstLine(timeout: 60) }, "the upload URL was not printed")
         let uploadURL = try #require(URL(string: firstLine))
         try await Task.sleep(for: .milliseconds(150))
         first.send(SIGKILL)

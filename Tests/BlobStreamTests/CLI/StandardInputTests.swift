@@ -44,7 +44,7 @@ import Testing
             try? handle?.close()
         }
         writer.start()
-        await process.feed(Data("stdin".utf8))
+        process.feedThenClose(Data("stdin".utf8))
         let result = await process.finished()
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardOutput == (try sha256sum(Self.bytes, name: fifo)) + (try sha256sum(Data("stdin".utf8))))

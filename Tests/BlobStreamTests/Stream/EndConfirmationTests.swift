@@ -42,11 +42,7 @@ import Testing
             _ = (stream as! InputStream).read(&buffer, maxLength: buffer.count)
         }
         stream.delegate = recorder
-        let box = Unchecked(stream)
-        let thread = RunLoopThread(name: "confirm") { loop, mode in
-            box.value.schedule(in: loop, forMode: mode)
-            box.value.open()
-        }
+        let thread = RunLoopThread(name: "confirm", opening: stream)
         defer { thread.stop() }
         #expect(recorder.wait(for: .errorOccurred))
         #expect(recorder.count(.endEncountered) == 0)

@@ -36,11 +36,7 @@ import Testing
         }
         recorder.on(.endEncountered) { _ in firedBeforeEnd.value = timerFired.value }
         stream.delegate = recorder
-        let box = Unchecked(stream)
-        let thread = RunLoopThread(name: "fairness") { loop, mode in
-            box.value.schedule(in: loop, forMode: mode)
-            box.value.open()
-        }
+        let thread = RunLoopThread(name: "fairness", opening: stream)
         defer { thread.stop() }
         #expect(recorder.wait(for: .endEncountered, timeout: 120))
         stream.close()

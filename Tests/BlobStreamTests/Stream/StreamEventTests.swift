@@ -25,11 +25,7 @@ import Testing
         let sink = Locked<[UInt8]>([])
         Self.oneByteReader(recorder, into: sink)
         stream.delegate = recorder
-        let box = Unchecked(stream)
-        let thread = RunLoopThread(name: "checksum", mode: RunLoop.Mode("CustomRunLoopMode")) { loop, mode in
-            box.value.schedule(in: loop, forMode: mode)
-            box.value.open()
-        }
+        let thread = RunLoopThread(name: "checksum", mode: RunLoop.Mode("CustomRunLoopMode"), opening: stream)
         defer { thread.stop() }
         #expect(recorder.wait(for: .endEncountered))
         #expect(recorder.count(.openCompleted) == 1)
@@ -47,11 +43,7 @@ import Testing
         let stream = BlobInputStream(dataSource: ScriptedDataSource(bytes: []), mode: mode)
         let recorder = EventRecorder()
         stream.delegate = recorder
-        let box = Unchecked(stream)
-        let thread = RunLoopThread(name: "empty") { loop, mode in
-            box.value.schedule(in: loop, forMode: mode)
-            box.value.open()
-        }
+        let thread = RunLoopThread(name: "empty", opening: stream)
         defer { thread.stop() }
         #expect(recorder.wait(for: .endEncountered))
         Thread.sleep(forTimeInterval: 0.05)

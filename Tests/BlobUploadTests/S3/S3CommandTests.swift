@@ -172,7 +172,7 @@ import Testing
         let child = try ToolProcess.startBlobstream([
             "s3", "cp", "--endpoint", proxy.endpoint.absoluteString, "--part-size", "5M", path, "s3://\(bucket)/int.bin",
         ], environment: S3CommandTests.environment)
-        let printedID = try await offThePool { child.firstLine(timeout: 60) }
+        let printedID = await offThePool { child.firstLine(timeout: 60) }
         kill(child.processIdentifier, SIGINT)
         let result = await child.finished()
         _ = try await proxy.finished()
