@@ -30,7 +30,7 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     private var log: [Call] = []
     private var openedAt: [Int64?] = []
     private var misuse: [String] = []
-    private var identities: [String?]
+    private var versions: [String?]
     private var confirmAnswer: BlobStreamError?
     private var readHook: (@Sendable (Int64, @escaping @Sendable () -> Void) -> ReadDecision)?
     private var opensComplete = true
@@ -45,12 +45,12 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
     /// Claims ``BlobDataSource/readsImmediately`` (true only while no read hook answers `wouldBlock`).
     public let readsImmediately: Bool
 
-    /// Creates a source over `bytes`. `identities` are the version tokens of successive opens;
+    /// Creates a source over `bytes`. `versions` are the version tokens of successive opens;
     /// the last one repeats.
     public init(
         bytes: [UInt8],
         hidesLength: Bool = false,
-        identities: [String?] = ["v1"],
+        versions: [String?] = ["v1"],
         preferredBlockSize: Int = 64 * 1024,
         readsImmediately: Bool = false,
         name: String = "probe"
@@ -58,7 +58,7 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
         self.bytes = bytes
         self.hidesLength = hidesLength
         self.readsImmediately = readsImmediately
-        self.identities = identities.isEmpty ? [nil] : identities
+        self.versions = versions.isEmpty ? [nil] : versions
         self.preferredBlockSize = preferredBlockSize
         self.resourceName = name
     }
@@ -112,7 +112,7 @@ public final class ProbeDataSource: BlobDataSource, @unchecked Sendable {
         let description = enter(.open) { () -> BlobSourceDescription? in
             guard opensComplete else { return nil }
             isOpen = true
-            let version = identities.count > 1 ? identities.removeFirst() : identities[0]
+            let version = versions.count > 1 ? versions.removeFirst() : versions[0]
             return BlobSourceDescription(length: hidesLength ? nil : Int64(bytes.count), version: version)
         }
         leave()

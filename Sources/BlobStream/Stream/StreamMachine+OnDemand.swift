@@ -5,7 +5,8 @@ import Foundation
 /// reader runs the refill itself when it finds the cache empty, straight into its own buffer
 /// when that has room for a block (else into the cache, then copied), and `hasBytesAvailable`
 /// stays on while the stream is readable: a read finds bytes without waiting. The first block
-/// after an open or a seek, and every block ``BlobChunks`` takes, are still read ahead.
+/// after an open or a seek is still read ahead, and so are the blocks ``BlobChunks`` takes,
+/// unless its consumer keeps reading them first (``ChunkRefillDispatch``).
 extension StreamMachine {
     /// What an asynchronous read does.
     enum AsynchronousRead {

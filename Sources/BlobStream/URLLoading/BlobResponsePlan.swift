@@ -123,7 +123,7 @@ package struct BlobResponsePlan: Equatable {
 
     /// A strong entity tag for a source version: the version itself when every character may
     /// stand in one (RFC 9110 `etagc`), otherwise a 64-bit FNV-1a digest of it, so any token
-    /// becomes a valid header value and equal identities give equal tags.
+    /// becomes a valid header value and equal versions give equal tags.
     static func entityTag(for version: String?) -> String? {
         guard let version, !version.isEmpty else { return nil }
         let allowed = version.utf8.allSatisfy { $0 == 0x21 || (0x23...0x7E).contains($0) }

@@ -108,7 +108,7 @@ import Testing
 
     @Test func aDigestOfABlobThatChangesWhileItIsReadThrows() async throws {
         // The handle goes stale after the first mebibyte, and the reopen finds version 2.
-        let source = ProbeDataSource(bytes: Array(repeating: 1, count: 3_000_000), identities: ["v1", "v2"])
+        let source = ProbeDataSource(bytes: Array(repeating: 1, count: 3_000_000), versions: ["v1", "v2"])
         let stale = Mutex(false)
         source.onRead { offset, _ in
             guard offset >= 1 << 20, !stale.withLock({ $0 }) else { return .serve }

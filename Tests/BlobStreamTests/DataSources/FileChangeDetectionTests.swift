@@ -6,7 +6,7 @@ import Testing
 
 /// A file rewritten in place while it is read must end in `sourceChanged`, never in a success
 /// made of two versions: `confirmUnchanged(at:)` compares the descriptor's status with the one
-/// of the open, and long reads compare it once per ``FileDataSource/identityCheckInterval``.
+/// of the open, and long reads compare it once per ``FileDataSource/versionCheckInterval``.
 @Suite struct FileChangeDetectionTests {
     static func file(size: Int, seed: UInt64) throws -> (directory: String, path: String) {
         let directory = try TempFiles.makeDirectory(prefix: "file-change")
@@ -91,7 +91,7 @@ import Testing
     /// A long read fails at the next check instead of reading on to the end: one `fstat` per
     /// interval, not per read.
     @Test func aLongReadFailsAtTheNextPeriodicCheck() throws {
-        let interval = Int(FileDataSource.identityCheckInterval)
+        let interval = Int(FileDataSource.versionCheckInterval)
         let size = 3 * interval
         let (directory, path) = try Self.file(size: size, seed: 6)
         defer { TempFiles.remove(directory) }
@@ -138,7 +138,7 @@ import Testing
 
     /// The version names everything `confirmUnchanged` compares, so a reopen after an
     /// in-place rewrite that kept the modification time is refused too.
-    @Test func theIdentityIncludesTheChangeTime() throws {
+    @Test func theVersionIncludesTheChangeTime() throws {
         let (directory, path) = try Self.file(size: 10_000, seed: 10)
         defer { TempFiles.remove(directory) }
         let source = FileDataSource(path: path)

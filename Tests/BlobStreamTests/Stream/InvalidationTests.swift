@@ -90,9 +90,9 @@ import Testing
         #expect(reason.contains("version"))
     }
 
-    /// A source whose handle goes stale once at `staleAt` and whose opens report `identities`.
-    static func goesStaleOnce(at staleAt: Int64, identities: [String?]) -> ProbeDataSource {
-        let source = ProbeDataSource(bytes: Array(repeating: 7, count: 1000), identities: identities, preferredBlockSize: 100)
+    /// A source whose handle goes stale once at `staleAt` and whose opens report `versions`.
+    static func goesStaleOnce(at staleAt: Int64, versions: [String?]) -> ProbeDataSource {
+        let source = ProbeDataSource(bytes: Array(repeating: 7, count: 1000), versions: versions, preferredBlockSize: 100)
         let stale = Locked(true)
         source.onRead { offset, _ in
             guard offset == staleAt else { return .serve }
@@ -107,7 +107,7 @@ import Testing
 
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func aVersionThatDisappearsOnReopenIsAChange(mode: BlobInputStream.Mode) {
-        let source = Self.goesStaleOnce(at: 500, identities: ["etag-v1", nil])
+        let source = Self.goesStaleOnce(at: 500, versions: ["etag-v1", nil])
         let stream = BlobInputStream(dataSource: source, mode: mode)
         stream.blockSize = 100
         let result = StreamHarness.drain(stream, chunk: 100)
@@ -119,7 +119,7 @@ import Testing
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func aVersionUnknownFromTheStartCannotBeCompared(mode: BlobInputStream.Mode) throws {
         // Nothing was pinned, so nothing can be contradicted: the length alone is compared.
-        let source = Self.goesStaleOnce(at: 500, identities: [nil, "etag-v2"])
+        let source = Self.goesStaleOnce(at: 500, versions: [nil, "etag-v2"])
         let stream = BlobInputStream(dataSource: source, mode: mode)
         stream.blockSize = 100
         #expect(try StreamHarness.readAll(stream, chunk: 100).count == 1000)

@@ -9,7 +9,7 @@ import Testing
 @Suite struct StartOffsetTests {
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func theSourceLearnsTheOffsetOfTheOpenAndOfEveryReopen(mode: BlobInputStream.Mode) throws {
-        let source = InvalidationTests.goesStaleOnce(at: 500, identities: ["v1"])
+        let source = InvalidationTests.goesStaleOnce(at: 500, versions: ["v1"])
         let stream = BlobInputStream(dataSource: source, mode: mode)
         stream.blockSize = 100
         try stream.seek(to: 200)

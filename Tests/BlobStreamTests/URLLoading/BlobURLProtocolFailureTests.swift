@@ -81,7 +81,7 @@ import FoundationNetworking
     @Test(arguments: [false, true])
     func sourceThatChangesVersionFailsTheTask(delegateTask: Bool) async throws {
         let bytes = TempFiles.pseudoRandomBytes(count: 2 << 20, seed: 12)
-        let source = ProbeDataSource(bytes: bytes, identities: ["v1", "v2"], preferredBlockSize: 256 << 10)
+        let source = ProbeDataSource(bytes: bytes, versions: ["v1", "v2"], preferredBlockSize: 256 << 10)
         let invalidated = Mutex(false)
         source.onRead { offset, _ in
             guard offset >= 1 << 20 else { return .serve }

@@ -137,7 +137,7 @@ import FoundationNetworking
         #expect((ranged as? HTTPURLResponse)?.statusCode == 416)
     }
 
-    @Test func entityTagOfAnyIdentityIsAValidHeaderValue() {
+    @Test func entityTagOfAnyVersionIsAValidHeaderValue() {
         #expect(BlobResponsePlan.entityTag(for: "123:456") == "\"123:456\"")
         let odd = BlobResponsePlan.entityTag(for: "a \"quoted\"\nline")
         #expect(odd?.hasPrefix("\"fnv-") == true)

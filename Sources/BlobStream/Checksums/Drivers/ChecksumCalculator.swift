@@ -217,7 +217,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         return digest
     }
 
-    /// Why ``readAndHash(_:into:waitsForEvents:stopped:consume:)`` returned.
+    /// Why ``readAndHash(_:into:done:waitsForEvents:stopped:consume:)`` returned.
     enum LoopStop {
         /// The stream reached its real end.
         case end

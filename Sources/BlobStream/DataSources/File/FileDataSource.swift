@@ -15,7 +15,7 @@ import Synchronization
 /// - A file rewritten in place while it is read fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, never with a success made of
 ///   two versions. Reads compare the descriptor's status with the open's (one `fstat`) every
-///   ``identityCheckInterval`` bytes, so a long read fails early, and at the end of the file,
+///   ``versionCheckInterval`` bytes, so a long read fails early, and at the end of the file,
 ///   so its last bytes are not delivered; ``confirmUnchanged(at:)`` compares once more before
 ///   the stream reports the end. (What a status can and cannot reveal is said in
 ///   `FileVersion.swift`: a rewrite that keeps the size within one coarse clock tick of the
@@ -37,7 +37,7 @@ import Synchronization
 public final class FileDataSource: BlobDataSource {
     /// How many bytes reads may deliver between two comparisons of the file's status: 8 MiB,
     /// one `fstat` per 128 reads of 64 KiB, which costs nothing measurable next to the reads.
-    static let identityCheckInterval: Int64 = 8 << 20
+    static let versionCheckInterval: Int64 = 8 << 20
 
     /// The path of the file.
     public let path: String
@@ -109,7 +109,7 @@ public final class FileDataSource: BlobDataSource {
     }
 
     /// Reads with one `pread`, and compares the file's status with the open's whenever the read
-    /// reaches a multiple of ``identityCheckInterval`` or the end of the file, so even the last
+    /// reaches a multiple of ``versionCheckInterval`` or the end of the file, so even the last
     /// bytes of a file rewritten meanwhile are not delivered; at the announced end it also
     /// confirms that no byte follows. Never answers ``BlobSourceReadResult/wouldBlock``: local
     /// reads are immediate.
@@ -126,7 +126,7 @@ public final class FileDataSource: BlobDataSource {
         case .success(0):
             return .failed(.unexpectedEnd(resource: path, offset: offset, expectedLength: length))
         case .success(let count):
-            let end = offset + Int64(count), interval = Self.identityCheckInterval
+            let end = offset + Int64(count), interval = Self.versionCheckInterval
             let error = end == length ? verifyEnd(of: handle, at: offset)
                 : end / interval > offset / interval ? change(of: handle, at: offset) : nil
             return error.map { .failed($0) } ?? .read(count)
@@ -141,7 +141,7 @@ public final class FileDataSource: BlobDataSource {
         case .success(0):
             return .end
         case .success(let count):
-            let interval = Self.identityCheckInterval
+            let interval = Self.versionCheckInterval
             if (offset + Int64(count)) / interval > offset / interval, let error = change(of: handle, at: offset) { return .failed(error) }
             return .read(count)
         case .failure(let error):
