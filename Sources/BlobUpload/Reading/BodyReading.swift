@@ -8,43 +8,60 @@ import Foundation
 enum BodyReading {
     /// One read of `stream`, whose next byte is at `offset`, into `room`: the count (more than
     /// zero), or 0 at the end of live data (`endIsData`: a length learned at its end).
-    /// - Throws: ``BlobUploadError/cancelled`` when `isCancelled` says so before or after the
-    ///   read; the stream's error, named with the source and offset; for other sources,
-    ///   ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` before `expectedLength`.
+    /// - Throws: As ``fill(_:from:at:source:expectedLength:endIsData:readSize:isCancelled:hash:)``.
     static func read(
         _ stream: InputStream, into room: UnsafeMutableRawBufferPointer, at offset: Int64, source: UploadSource,
         expectedLength: Int64?, endIsData: Bool, isCancelled: () -> Bool
     ) throws(BlobUploadError) -> Int {
-        guard let base = room.baseAddress, !room.isEmpty else { return 0 }
-        if isCancelled() { throw .cancelled }
-        let count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: room.count)
-        if count > 0 { return count }
-        if isCancelled() { throw .cancelled }
-        if count == 0, endIsData { return 0 }
-        throw source.explaining(count == 0
-            ? .source(.unexpectedEnd(resource: source.name, offset: offset, expectedLength: expectedLength ?? offset))
-            : stream.uploadFailure(resource: source.name, at: offset))
+        try fill(
+            room, from: stream, at: offset, source: source, expectedLength: expectedLength, endIsData: endIsData,
+            isCancelled: isCancelled, oneRead: true)
     }
 
     /// Fills `target` from `stream` (next byte at `offset`), in reads of at most `readSize`
     /// bytes, passing each read's bytes to `hash` while they are still in the CPU's cache.
     /// Returns the bytes filled: all of `target`, fewer only at the end of live data.
+    /// - Throws: ``BlobUploadError/cancelled`` when `isCancelled` says so before a read, or
+    ///   after one that brought no bytes; the stream's error, named with the source and offset;
+    ///   for other sources than live data (`endIsData`),
+    ///   ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` before `expectedLength`.
     static func fill(
         _ target: UnsafeMutableRawBufferPointer, from stream: InputStream, at offset: Int64, source: UploadSource,
         expectedLength: Int64?, endIsData: Bool, readSize: Int = .max, isCancelled: () -> Bool,
         hash: (UnsafeRawBufferPointer) -> Void = { _ in }
     ) throws(BlobUploadError) -> Int {
+        try fill(
+            target, from: stream, at: offset, source: source, expectedLength: expectedLength, endIsData: endIsData,
+            readSize: readSize, isCancelled: isCancelled, oneRead: false, hash: hash)
+    }
+
+    /// Both of the above, on the package's one read loop (`InputStream.readLoop`): with
+    /// `oneRead`, it returns after the first read that brings bytes.
+    private static func fill(
+        _ target: UnsafeMutableRawBufferPointer, from stream: InputStream, at offset: Int64, source: UploadSource,
+        expectedLength: Int64?, endIsData: Bool, readSize: Int = .max, isCancelled: () -> Bool, oneRead: Bool,
+        hash: (UnsafeRawBufferPointer) -> Void = { _ in }
+    ) throws(BlobUploadError) -> Int {
+        guard !target.isEmpty else { return 0 }
         var filled = 0
-        while filled < target.count {
-            let room = UnsafeMutableRawBufferPointer(rebasing: target[filled..<min(target.count, filled + readSize)])
-            let count = try read(
-                stream, into: room, at: offset + Int64(filled), source: source, expectedLength: expectedLength,
-                endIsData: endIsData, isCancelled: isCancelled)
-            if count == 0 { break }
-            hash(UnsafeRawBufferPointer(rebasing: room[0..<count]))
-            filled += count
+        func room() -> UnsafeMutableRawBufferPointer {
+            UnsafeMutableRawBufferPointer(rebasing: target[filled..<filled + min(readSize, target.count - filled)])
         }
-        return filled
+        let stop = stream.readLoop(into: room(), stopped: isCancelled) { bytes in
+            hash(bytes)
+            filled += bytes.count
+            return oneRead || filled == target.count ? nil : room()
+        }
+        let at = offset + Int64(filled)
+        switch stop {
+        case .filled: return filled
+        case .stopped: throw .cancelled
+        case .end where endIsData: return filled
+        case .end:
+            throw source.explaining(.source(.unexpectedEnd(resource: source.name, offset: at, expectedLength: expectedLength ?? at)))
+        case .failed, .waiting:
+            throw source.explaining(stream.uploadFailure(resource: source.name, at: at))
+        }
     }
 
     /// The one end check: a stream that has yielded all `length` bytes its source declared must

@@ -9,7 +9,8 @@ extension InputStream {
         if let typed = self as? any TypedErrorStream, let error = typed.blobError {
             return .source(error)
         }
-        let reason = streamError?.localizedDescription ?? "the stream failed"
+        // Foundation's `streamError` getter traps on Linux when there is no error.
+        let reason = (streamStatus == .error ? streamError?.localizedDescription : nil) ?? "the stream failed"
         return .source(.sourceFailed(resource: resource, reason: offset.map { "\(reason) (at offset \($0))" } ?? reason))
     }
 }

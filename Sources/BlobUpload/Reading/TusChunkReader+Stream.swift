@@ -8,16 +8,12 @@ extension TusChunkReader {
     /// Reads from the stream, which yields `slot.end` next, until `slot` reaches `end`; at the
     /// source's end, makes sure the stream has no more bytes.
     func fill(_ slot: inout Slot, to end: Int64) throws(BlobUploadError) {
-        while slot.end < end {
-            let wanted = Int(end - slot.end)
-            let room = UnsafeMutableRawBufferPointer(rebasing: slot.buffer[slot.count..<(slot.count + wanted)])
-            let count = try read(into: room, expectedLength: total)
-            if count == 0 {
-                // Only live data ends without a length declared: this is its end.
-                total = slot.end
-                return
-            }
+        if slot.end < end {
+            let room = UnsafeMutableRawBufferPointer(rebasing: slot.buffer[slot.count..<(slot.count + Int(end - slot.end))])
+            let count = try read(into: room, expectedLength: total, filling: true)
             slot.count += count
+            // Only live data ends without a length declared: a short fill is its end.
+            if count < room.count { total = slot.end }
         }
         if slot.end == total, !source.isLive {
             try requireEnd()
@@ -77,15 +73,21 @@ extension TusChunkReader {
     }
 
 
-    /// One read into `slot`; returns the count (more than zero), or throws. Zero is returned
-    /// only for live data whose end has not been seen: the end.
-    func read(into slot: UnsafeMutableRawBufferPointer, expectedLength: Int64?) throws(BlobUploadError) -> Int {
+    /// One read into `slot` (or, when `filling`, reads until it is full); returns the count
+    /// (more than zero), or throws. Less than a full slot is returned only for live data whose
+    /// end has not been seen: its end.
+    func read(into slot: UnsafeMutableRawBufferPointer, expectedLength: Int64?, filling: Bool = false) throws(BlobUploadError) -> Int {
         guard let stream, slot.baseAddress != nil else { throw .source(.notOpen) }
         let interrupter = self.interrupter
+        let endIsData = total == nil && source.isLive
         do {
-            let count = try BodyReading.read(
-                stream, into: slot, at: streamOffset, source: source, expectedLength: expectedLength,
-                endIsData: total == nil && source.isLive, isCancelled: { interrupter.isInterrupted })
+            let count = filling
+                ? try BodyReading.fill(
+                    slot, from: stream, at: streamOffset, source: source, expectedLength: expectedLength, endIsData: endIsData,
+                    isCancelled: { interrupter.isInterrupted })
+                : try BodyReading.read(
+                    stream, into: slot, at: streamOffset, source: source, expectedLength: expectedLength, endIsData: endIsData,
+                    isCancelled: { interrupter.isInterrupted })
             streamOffset += Int64(count)
             return count
         } catch {

@@ -20,10 +20,11 @@ import Testing
         let task = Mutex<Task<S3UploadResult, any Error>?>(nil)
         let source = UploadSource.dataSource(name: path) {
             let checked = ContractCheckingSource(FileDataSource(path: path), readDelay: 0.002)
-            // The first upload is cancelled from another thread as its eighth read starts.
+            // The first upload is cancelled from another thread as its eighth read starts: a
+            // thread of its own, which a busy dispatch pool cannot delay past the upload's end.
             checked.whenReading { _ in
                 guard reading.add(1, ordering: .relaxed).newValue == 8 else { return }
-                DispatchQueue.global().async { task.withLock { $0 }?.cancel() }
+                Thread { task.withLock { $0 }?.cancel() }.start()
             }
             made.withLock { $0.append(checked) }
             return checked

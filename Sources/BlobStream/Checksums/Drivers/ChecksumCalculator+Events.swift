@@ -105,20 +105,21 @@ extension ChecksumCalculator {
 
     /// Reads what can be read without waiting; finishes at the end or on an error.
     private func drain(_ run: EventRun) {
-        var done = run.done
-        let stop = readAndHash(
-            run.stream, into: run.buffer, done: &done, waitsForEvents: true,
-            stopped: { lock.withLock { phase != .running } }
-        ) { count in
-            run.checksum.update(UnsafeRawBufferPointer(start: run.buffer, count: count))
-            run.done += Int64(count)
+        let room = UnsafeMutableRawBufferPointer(start: run.buffer, count: run.bufferSize)
+        let stop = run.stream.readLoop(into: room, waitsForEvents: true, stopped: { lock.withLock { phase != .running } }) { bytes in
+            run.checksum.update(bytes)
+            run.done += Int64(bytes.count)
             reportProgress(run.progress, done: run.done, total: run.total)
-            return run.buffer
+            return room
         }
         switch stop {
-        case .end: finish(run, .success(run.checksum.finalize()))
-        case .failed(let error): finish(run, .failure(error))
         case .waiting, .stopped: return
+        case .end, .filled, .failed:
+            if let error = failure(of: run.stream, after: stop, bytes: run.done) {
+                finish(run, .failure(error))
+            } else {
+                finish(run, .success(run.checksum.finalize()))
+            }
         }
     }
 

@@ -217,64 +217,32 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         return digest
     }
 
-    /// Why ``readAndHash(_:into:done:waitsForEvents:stopped:consume:)`` returned.
-    enum LoopStop {
-        /// The stream reached its real end.
-        case end
-        /// An asynchronous stream has nothing now; its next event resumes.
-        case waiting
-        /// `stopped` said so (cancelled, or finished elsewhere).
-        case stopped
-        case failed(BlobStreamError)
-    }
-
-    /// The calculator's one read-and-hash loop, blocking or driven by events: reads `stream`
-    /// into `buffer` while it has bytes and hands each read's count to `consume`, which hashes
-    /// those bytes (or passes them on) and returns the buffer for the next read. `done` counts
-    /// the bytes read, for errors.
-    ///
-    /// Foundation's data streams can say "no bytes available" while still `.open` at an empty
-    /// end, and only a read that returns 0 moves them to `.atEnd`; so a blocking loop reads on
-    /// while the stream is open and lets the status decide. With `waitsForEvents`, "no bytes"
-    /// (or a read answered ``BlobStreamError/wouldBlock(offset:)``) means the next
-    /// `.hasBytesAvailable` resumes.
-    func readAndHash(
-        _ stream: InputStream, into buffer: UnsafeMutableRawPointer, done: inout Int64, waitsForEvents: Bool,
-        stopped: () -> Bool, consume: (_ count: Int) -> UnsafeMutableRawPointer
-    ) -> LoopStop {
-        var buffer = buffer
-        while true {
-            if stopped() { return .stopped }
-            if stream.streamStatus == .atEnd { return .end }
-            if !stream.hasBytesAvailable {
-                if waitsForEvents { return .waiting }
-                guard stream.streamStatus == .open else { return .failed(failure(of: stream, afterBytes: done)) }
-            }
-            let count = stream.read(buffer.assumingMemoryBound(to: UInt8.self), maxLength: bufferSize)
-            if count > 0 {
-                done += Int64(count)
-                buffer = consume(count)
-                continue
-            }
-            if count < 0, waitsForEvents, stream.typedError?.isWouldBlock == true { return .waiting }
-            if count == 0, stream.streamStatus == .atEnd { continue }
-            return .failed(failure(of: stream, afterBytes: done))
-        }
-    }
-
-    /// ``readAndHash(_:into:done:waitsForEvents:stopped:consume:)`` with blocking reads, until
-    /// the end; throws ``BlobStreamError/cancelled`` after ``cancel()``.
+    /// Reads `stream` to its end with blocking reads on the package's one read-and-hash loop
+    /// (``Foundation/InputStream/readLoop(into:waitsForEvents:stopped:consume:)``), handing
+    /// each read's count to `consume`, which hashes those bytes (or passes the buffer on) and
+    /// returns the buffer for the next read; throws ``BlobStreamError/cancelled`` after
+    /// ``cancel()``.
     private func readLoop(
         _ stream: InputStream,
         firstBuffer: UnsafeMutableRawPointer,
         consume: (_ count: Int) -> UnsafeMutableRawPointer
     ) throws(BlobStreamError) {
         var done: Int64 = 0
-        switch readAndHash(stream, into: firstBuffer, done: &done, waitsForEvents: false, stopped: { isCancelled }, consume: consume) {
-        case .end: return
-        case .stopped: throw .cancelled
-        case .failed(let error): throw error
-        case .waiting: throw failure(of: stream, afterBytes: done)
+        let size = bufferSize
+        let stop = stream.readLoop(into: UnsafeMutableRawBufferPointer(start: firstBuffer, count: size), stopped: { isCancelled }) { bytes in
+            done += Int64(bytes.count)
+            return UnsafeMutableRawBufferPointer(start: consume(bytes.count), count: size)
+        }
+        if let error = failure(of: stream, after: stop, bytes: done) { throw error }
+    }
+
+    /// Why a calculation that stopped with `stop` after `done` bytes failed, or `nil` when it
+    /// reached the stream's end: only the `.atEnd` status is an end, never a read of 0 alone.
+    func failure(of stream: InputStream, after stop: ReadLoopStop, bytes done: Int64) -> BlobStreamError? {
+        switch stop {
+        case .end where stream.streamStatus == .atEnd: return nil
+        case .stopped: return .cancelled
+        case .end, .filled, .waiting, .failed: return failure(of: stream, afterBytes: done)
         }
     }
 }
