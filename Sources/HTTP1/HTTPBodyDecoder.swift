@@ -51,6 +51,14 @@ package struct HTTPBodyDecoder {
         }
     }
 
+    /// Whether every body byte is payload (a `Content-Length` or close-delimited body, not
+    /// chunked): then ``decode(_:emit:)`` emits input from its first byte, in place, so a
+    /// receive can go straight to where the payload is kept.
+    package var passesBytesThrough: Bool {
+        if case .chunked = framing { return false }
+        return true
+    }
+
     /// Whether the end of the connection is the end of the body (no length was given).
     package var endsAtClose: Bool {
         if case .untilClose = framing { return true }

@@ -127,12 +127,15 @@ extension HTTPDataSource {
         startTransfer(request, redirects: 0, &s, &effects)
     }
 
-    /// Stops the running transfer, if any, and releases a thread waiting for room.
+    /// Stops the running transfer, if any, and releases a thread waiting for room. A buffer
+    /// lent to its receive is left to it (that receive may still be writing), and the source
+    /// goes on with a copy of the bytes held: no later transfer ever writes where it does.
     func cancelTransfer(_ s: inout State, _ effects: inout Effects) {
         guard let transfer = s.transfer else { return }
         effects.cancel.append(transfer.object)
         if let semaphore = transfer.spaceWaiter { effects.signal.append(semaphore) }
         s.transfer = nil
+        if let buffer = s.buffer, buffer.isLent { s.buffer = buffer.copyHeldBytes() }
     }
 
     /// Calls the waiting reader back.

@@ -44,14 +44,35 @@ extension HTTPDataSource: HTTPTransferSink {
         }
     }
 
-    func transferSpace(_ id: Int) -> HTTPTransferSpace {
+    func transferSpace(_ id: Int, inPlace: Bool) -> HTTPTransferSpace {
         state.withLock { s in
             guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return .stop }
-            if buffer.freeCount > 0 { return .bytes(buffer.freeCount) }
+            if buffer.freeCount > 0 {
+                // Bytes to skip (a server that ignores Range) go through a copy that drops them.
+                guard inPlace, transfer.skip == 0, let loan = buffer.lend(limit: SocketHTTPTransfer.receiveLimit) else {
+                    return .bytes(buffer.freeCount)
+                }
+                return .loan(loan)
+            }
             let semaphore = transfer.spaceWaiter ?? DispatchSemaphore(value: 0)
             transfer.spaceWaiter = semaphore
             s.transfer = transfer
             return .wait(semaphore)
+        }
+    }
+
+    func transfer(_ id: Int, received count: Int, into loan: ReadAheadBuffer.Loan) -> Bool {
+        transition { s, effects in
+            // A buffer the source replaced (the transfer was cancelled) is left to the loan.
+            guard s.buffer === loan.buffer else { return false }
+            guard let transfer = s.transfer, transfer.id == id, count > 0 else {
+                loan.buffer.settle(loan, keeping: 0)
+                return false
+            }
+            s.statistics.bytesReceived += Int64(count)
+            let kept = allowance(count, for: transfer, s)
+            loan.buffer.settle(loan, keeping: kept)
+            return accepted(kept, of: count, &s, &effects)
         }
     }
 
@@ -64,27 +85,39 @@ extension HTTPDataSource: HTTPTransferSink {
             s.transfer = transfer
             let input = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
             guard !input.isEmpty else { return true }
-            var allowed = Int64(input.count)
-            if let end = transfer.request.end { allowed = min(allowed, end - s.frontier) }
-            if let end = transfer.bodyEnd { allowed = min(allowed, end - s.frontier) }
-            let written = buffer.write(UnsafeRawBufferPointer(rebasing: input.prefix(Int(max(0, allowed)))))
-            if written > 0 {
-                s.consecutiveFailures = 0
-                wakeReader(&s, &effects)
-            }
-            guard written < input.count else { return true }
-            if transfer.usesURLSession && transfer.ignoresRange {
-                fail(.sourceFailed(
-                    resource: resourceName,
-                    reason: "the server ignores Range requests, and URLSession cannot pause a download, so this blob cannot be read in bounded memory over URLSession; use the socket transport (http:) or a server that supports ranges"),
-                     &s, &effects)
-            } else {
-                // The transfer delivered what was asked for; the next one starts when there is room.
-                cancelTransfer(&s, &effects)
-                resumeIfNeeded(&s, &effects)
-            }
-            return false
+            let written = buffer.write(UnsafeRawBufferPointer(rebasing: input.prefix(allowance(input.count, for: transfer, s))))
+            return accepted(written, of: input.count, &s, &effects)
         }
+    }
+
+    /// How many of `count` bytes arriving at the frontier belong to what `transfer` asked for
+    /// and to its response's body.
+    private func allowance(_ count: Int, for transfer: ActiveTransfer, _ s: State) -> Int {
+        var allowed = Int64(count)
+        if let end = transfer.request.end { allowed = min(allowed, end - s.frontier) }
+        if let end = transfer.bodyEnd { allowed = min(allowed, end - s.frontier) }
+        return Int(max(0, allowed))
+    }
+
+    /// Wakes the reader for `written` new bytes of the `delivered` ones; when some did not fit
+    /// the request (or the blob), stops the transfer. Returns whether it should go on.
+    private func accepted(_ written: Int, of delivered: Int, _ s: inout State, _ effects: inout Effects) -> Bool {
+        if written > 0 {
+            s.consecutiveFailures = 0
+            wakeReader(&s, &effects)
+        }
+        guard written < delivered, let transfer = s.transfer else { return true }
+        if transfer.usesURLSession && transfer.ignoresRange {
+            fail(.sourceFailed(
+                resource: resourceName,
+                reason: "the server ignores Range requests, and URLSession cannot pause a download, so this blob cannot be read in bounded memory over URLSession; use the socket transport (http:) or a server that supports ranges"),
+                 &s, &effects)
+        } else {
+            // The transfer delivered what was asked for; the next one starts when there is room.
+            cancelTransfer(&s, &effects)
+            resumeIfNeeded(&s, &effects)
+        }
+        return false
     }
 
     func transfer(_ id: Int, redirectedTo location: String, statusCode: Int) {

@@ -219,7 +219,7 @@ public final class HTTPDataSource: BlobDataSource {
             } else if offset != s.frontier {
                 // A seek: what is buffered is not what the reader wants.
                 cancelTransfer(&s, &effects)
-                ring.removeAll()
+                s.buffer?.removeAll()  // not `ring`: a buffer lent to the cancelled transfer was replaced
                 s.bufferStart = offset
                 s.failure = nil
                 s.endOfData = false

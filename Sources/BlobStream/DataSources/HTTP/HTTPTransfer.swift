@@ -50,8 +50,14 @@ protocol HTTPTransferSink: AnyObject, Sendable {
 
     /// How many bytes the transfer may deliver next. Only transports that can leave bytes in the
     /// kernel ask (the socket transport): this is how the download pauses while the buffer is
-    /// full.
-    func transferSpace(_ id: Int) -> HTTPTransferSpace
+    /// full. With `inPlace` (a body whose bytes are all payload), the answer may be a
+    /// ``HTTPTransferSpace/loan(_:)`` to receive into; the transfer must then report what it
+    /// received there with ``transfer(_:received:into:)``, also after a failed receive (0).
+    func transferSpace(_ id: Int, inPlace: Bool) -> HTTPTransferSpace
+
+    /// The transfer received `count` body bytes at the start of `loan` (0 when the receive
+    /// failed) and returns it. Returns whether the transfer should go on.
+    func transfer(_ id: Int, received count: Int, into loan: ReadAheadBuffer.Loan) -> Bool
 
     /// Body bytes arrived. Returns whether the transfer should go on.
     func transfer(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool
@@ -69,6 +75,8 @@ protocol HTTPTransferSink: AnyObject, Sendable {
 enum HTTPTransferSpace: Sendable {
     /// Deliver at most this many bytes (more than zero).
     case bytes(Int)
+    /// Receive into these bytes of the buffer itself, then report them.
+    case loan(ReadAheadBuffer.Loan)
     /// The buffer is full: wait for the semaphore, which the sink signals once there is room or
     /// the transfer is cancelled, then ask again.
     case wait(DispatchSemaphore)

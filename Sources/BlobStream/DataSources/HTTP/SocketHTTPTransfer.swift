@@ -14,8 +14,12 @@ internal import SystemCalls
 /// and TCP flow control pauses the server: memory stays bounded, nothing is re-downloaded, and
 /// the thread belongs to no shared queue.
 final class SocketHTTPTransfer: HTTPTransfer {
-    /// Bytes read from the socket at most at once; also the most held outside the buffer.
+    /// Bytes read from the socket at most at once into the staging buffer (a chunked body, or
+    /// bytes to skip); also the most held outside the source's buffer.
     static let chunkSize = 256 * 1024
+    /// Bytes received at most at once straight into the source's buffer: large, so a fast
+    /// network hands the reader fewer, larger batches (each wakes it once).
+    static let receiveLimit = 1 << 20
 
     private enum Stop: Error {
         /// Cancelled, refused by the sink, or redirected: nothing (more) to report.
@@ -183,7 +187,13 @@ final class SocketHTTPTransfer: HTTPTransfer {
         let bodyWait = HTTP1Wait.pace(HTTP1Pace(
             minimumBytesPerSecond: minimumSpeed.bytesPerSecond, seconds: minimumSpeed.seconds, silence: idleTimeout))
         while !decoder.isComplete {
-            let space = try waitForSpace()
+            let space: Int
+            switch try waitForSpace(inPlace: pending.isEmpty && decoder.passesBytesThrough) {
+            case .loan(let loan):
+                if try receive(into: loan, decoder: &decoder, connection: connection, wait: bodyWait) { return true }
+                continue
+            case .bytes(let count): space = count
+            }
             if pending.isEmpty {
                 let limit = UnsafeMutableRawBufferPointer(rebasing: staging[0..<min(space, staging.count)])
                 let count = try attempt("waiting for body bytes", seconds: idleTimeout) { () throws(HTTP1Error) in
@@ -191,7 +201,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
                 }
                 if count == 0 {
                     if decoder.endsAtClose { return true }
-                    throw .failure(.connection(reason: "the connection closed after \(decoder.payloadBytes) body bytes, before the end of the body"))
+                    throw closedEarly(decoder)
                 }
                 pending = 0..<count
             }
@@ -202,18 +212,61 @@ final class SocketHTTPTransfer: HTTPTransfer {
                 try decoder.decode(input) { sink?.transfer(id, didReceive: $0) == true }
             }
             if stopped { throw .quietly }
-            if decoder.isComplete, consumed < run || !pending.isEmpty {
-                throw .failure(.protocolViolation(reason: "the server sent more bytes after the \(decoder.payloadBytes) bytes of body its head declared"))
-            }
+            if decoder.isComplete, consumed < run || !pending.isEmpty { throw bytesPastTheBody(decoder) }
         }
         return decoder.endsAtClose
     }
 
+    /// Receives body bytes straight into the sink's buffer (`loan`) and reports them. Returns
+    /// whether the body ended with the connection.
+    private func receive(
+        into loan: ReadAheadBuffer.Loan, decoder: inout HTTPBodyDecoder, connection: HTTP1Connection, wait: HTTP1Wait
+    ) throws(Stop) -> Bool {
+        var received = 0
+        var reported = false
+        defer { if !reported { _ = sink?.transfer(id, received: 0, into: loan) } }
+        received = try attempt("waiting for body bytes", seconds: idleTimeout) { () throws(HTTP1Error) in
+            try connection.receive(into: loan.bytes, wait: wait)
+        }
+        if received == 0 {
+            guard decoder.endsAtClose else { throw closedEarly(decoder) }
+            return true
+        }
+        let input = UnsafeRawBufferPointer(rebasing: loan.bytes[0..<received])
+        let (consumed, stopped) = try attempt("reading the body", seconds: idleTimeout) { () throws(HTTP1Error) in
+            try decoder.decode(input) { payload in
+                // Emitted in place, from the first byte (`passesBytesThrough`).
+                reported = true
+                return sink?.transfer(id, received: payload.count, into: loan) == true
+            }
+        }
+        if stopped { throw .quietly }
+        if decoder.isComplete, consumed < received { throw bytesPastTheBody(decoder) }
+        return false
+    }
+
+    private func closedEarly(_ decoder: HTTPBodyDecoder) -> Stop {
+        .failure(.connection(reason: "the connection closed after \(decoder.payloadBytes) body bytes, before the end of the body"))
+    }
+
+    private func bytesPastTheBody(_ decoder: HTTPBodyDecoder) -> Stop {
+        .failure(.protocolViolation(reason: "the server sent more bytes after the \(decoder.payloadBytes) bytes of body its head declared"))
+    }
+
+    /// Where the next body bytes go.
+    private enum Room {
+        /// Through the staging buffer, at most this many.
+        case bytes(Int)
+        /// Straight into the sink's buffer.
+        case loan(ReadAheadBuffer.Loan)
+    }
+
     /// Asks the sink for room, waiting while the buffer is full.
-    private func waitForSpace() throws(Stop) -> Int {
+    private func waitForSpace(inPlace: Bool) throws(Stop) -> Room {
         while true {
-            switch sink?.transferSpace(id) ?? .stop {
-            case .bytes(let count): return count
+            switch sink?.transferSpace(id, inPlace: inPlace) ?? .stop {
+            case .bytes(let count): return .bytes(count)
+            case .loan(let loan): return .loan(loan)
             case .wait(let semaphore): semaphore.wait()
             case .stop: throw .quietly
             }
