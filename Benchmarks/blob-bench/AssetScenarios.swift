@@ -9,7 +9,7 @@ import Foundation
 /// throughput.
 ///
 /// - Returns: Two results: `asset-directory-sync-64k` (best MB/s, ratio to the file source,
-///   extras `rep_calls_per_mib` and `block_kib`) and its baseline `file-sync-64k (asset baseline)`
+///   extras `source_reads_per_mib` and `block_kib`) and its baseline `file-sync-64k (asset baseline)`
 ///   with ratio 1. If any run fails, it prints why on standard error and its scenario scores 0 MB/s.
 func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResult] {
     let folder = NSTemporaryDirectory() + "blob-bench-assets-" + UUID().uuidString
@@ -27,7 +27,7 @@ func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResu
 
     var fileRuns: [Double] = []
     var assetRuns: [Double] = []
-    var callsPerMiB = 0.0
+    var readsPerMiB = 0.0
     // One untimed pass of each warms the page cache for both copies.
     for round in -1..<max(1, runs) {
         let fileSeconds = timeSynchronousStream(BlobInputStream(fileAtPath: file), expected: fileSize)
@@ -36,7 +36,7 @@ func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResu
         guard round >= 0 else { continue }
         fileRuns.append(fileSeconds.map { Double(fileSize) / 1e6 / $0 } ?? 0)
         assetRuns.append(assetSeconds.map { Double(fileSize) / 1e6 / $0 } ?? 0)
-        callsPerMiB = Double(source.representationReadCount) / max(Double(fileSize) / Double(1 << 20), 1e-9)
+        readsPerMiB = Double(source.sourceReadCount) / max(Double(fileSize) / Double(1 << 20), 1e-9)
     }
     // Any failed run (scored 0) fails the scenario rather than hide behind a better run.
     let fileMBps = fileRuns.contains(0) ? 0 : fileRuns.max() ?? 0
@@ -50,7 +50,7 @@ func assetScenarios(file: String, fileSize: Int, runs: Int = 5) -> [ScenarioResu
             baseline: baseline,
             ratio: fileMBps > 0 ? assetMBps / fileMBps : 0,
             extras: [
-                "rep_calls_per_mib": callsPerMiB,
+                "source_reads_per_mib": readsPerMiB,
                 "block_kib": Double(AssetDataSource.defaultBlockSize / 1024),
             ]
         ),

@@ -65,7 +65,7 @@ public enum BlobSourceReadResult: Sendable, Equatable {
 ///   the source may drop the pending completion (the stream has stopped waiting for it).
 /// - `read` must not wait for slow work: a source whose bytes arrive asynchronously answers
 ///   ``BlobSourceReadResult/wouldBlock`` and calls `whenReadable` later. Reads of local storage
-///   (`pread` of a file, an asset representation's `getBytes`) count as immediate.
+///   (`pread` of a file or of an asset's file) count as immediate.
 /// - Reads are positional: the stream passes the absolute offset of the byte it wants. This is
 ///   why reopening after an invalidation needs no cursor bookkeeping in the source, why files
 ///   can use `pread` and assets their offset-based reads, and why a seek is free. The stream

@@ -5,7 +5,7 @@ import Glibc
 import Testing
 
 /// A ``DirectoryAssetStore`` asset whose file is rewritten in place while it is read ends in
-/// `sourceChanged` or a stale representation, never in bytes of two versions.
+/// `sourceChanged` or a stale resolved source, never in bytes of two versions.
 @Suite struct AssetChangeDetectionTests {
     let folder: AssetTemporaryFolder
 
@@ -46,8 +46,8 @@ import Testing
     }
 
     /// The per-read check compares everything the version names, the change time included,
-    /// so a rewrite that put the modification time back still makes the representation stale.
-    @Test func aRewriteThatPutsTheModificationTimeBackMakesTheRepresentationStale() throws {
+    /// so a rewrite that put the modification time back still makes the resolved source stale.
+    @Test func aRewriteThatPutsTheModificationTimeBackMakesTheResolvedSourceStale() throws {
         let (store, identifier, path) = try asset(assetTestBytes(count: 300_000))
         let source = AssetDataSource(store: store, identifier: identifier)
         _ = try FileMutation.openSource(source).get()
@@ -59,6 +59,22 @@ import Testing
         defer { buffer.deallocate() }
         #expect(source.read(into: buffer, at: 100_000, whenReadable: {}) == .invalidated)
         #expect(source.confirmUnchanged(at: 300_000) != nil)
+        source.close()
+    }
+
+    /// The folder store's source reports a change under its own `asset://` name; the asset
+    /// source gives it the name it was made with (a URL of another scheme, as registered).
+    @Test func aChangeNamesTheResourceNameTheSourceWasGiven() throws {
+        let (store, identifier, path) = try asset(assetTestBytes(count: 300_000))
+        let source = AssetDataSource(store: store, identifier: identifier, resourceName: "gallery://?id=\(identifier)")
+        _ = try FileMutation.openSource(source).get()
+        _ = try FileMutation.read(source, count: 300_000, at: 0).get()
+        try FileMutation.rewriteInPlace(path, with: assetTestBytes(count: 300_000, seed: 79))
+        try FileMutation.moveModificationTimeForward(path)
+        guard case .sourceChanged("gallery://?id=\(identifier)", 300_000, _)? = source.confirmUnchanged(at: 300_000) else {
+            Issue.record("not reported as a change of gallery://?id=\(identifier)")
+            return
+        }
         source.close()
     }
 }

@@ -1,4 +1,5 @@
 @testable import BlobStream
+import BlobTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -27,9 +28,9 @@ import Testing
         let outcome = readToEnd(source, description: description, bufferSize: source.preferredBlockSize)
         #expect(outcome.error == nil)
         #expect(outcome.bytes == bytes)
-        // One representation call per block: 3 full MiB and one partial.
+        // One read of the resolved source per block: 3 full MiB and one partial.
         #expect(store.reads.count == 4)
-        #expect(source.representationReadCount == 4)
+        #expect(source.sourceReadCount == 4)
         #expect(source.resolveCount == 1)
     }
 
@@ -51,7 +52,7 @@ import Testing
         #expect(source.read(into: buffer, at: length - 3, whenReadable: {}) == .read(3))
     }
 
-    @Test func staleRepresentationIsInvalidationAndReopeningContinues() throws {
+    @Test func staleResolvedSourceIsInvalidationAndReopeningResolvesAgainAndContinues() throws {
         let store = store()
         let source = AssetDataSource(store: store, identifier: "photo")
         let description = try #require(openAndWait(source)).get()
@@ -61,10 +62,14 @@ import Testing
         store.invalidateAll()
         #expect(source.read(into: buffer, at: 1000, whenReadable: {}) == .invalidated)
         source.close()
+        #expect(store.handedOut.map(\.closes.count) == [1])
         #expect(try #require(openAndWait(source)).get() == description)
         #expect(source.read(into: buffer, at: 1000, whenReadable: {}) == .read(1000))
         #expect(Array(buffer) == Array(bytes[1000..<2000]))
         #expect(source.resolveCount == 2)
+        // The stale source is not read again: the second read went to the new resolution.
+        #expect(store.handedOut.map(\.reads.count) == [2, 1])
+        #expect(store.handedOut.map(\.opens.count) == [1, 1])
     }
 
     @Test func invalidationAtRandomOffsetsGivesIdenticalBytes() throws {
@@ -115,7 +120,7 @@ import Testing
         #expect(store.resolves.count == 0)
     }
 
-    @Test func closeBeforeTheStoreAnswersDropsTheAnswer() throws {
+    @Test func closeBeforeTheStoreAnswersDropsTheAnswerAndClosesTheLateSourceUnread() throws {
         let store = store(.manually)
         let source = AssetDataSource(store: store, identifier: "photo")
         let calls = CallCounter()
@@ -123,6 +128,12 @@ import Testing
         source.close()
         #expect(store.answerPending() == 1)
         #expect(calls.count == 0)
+        let late = try #require(store.handedOut.first)
+        #expect((late.opens.count, late.reads.count, late.closes.count) == (0, 0, 1))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 1)
+        defer { buffer.deallocate() }
+        #expect(source.read(into: buffer, at: 0, whenReadable: {}) == .failed(.notOpen))
+        #expect(late.reads.count == 0)
         // The source can be opened again afterwards.
         source.open { result in
             if case .success = result { calls.increment() }
@@ -131,19 +142,25 @@ import Testing
         #expect(calls.count == 1)
     }
 
-    @Test func zeroByteReadIsInvalidationAndOverlongReadIsAnError() throws {
-        let zero = AssetDataSource(store: FixedAnswerStore(answer: .read(0)), identifier: "x")
-        _ = try #require(openAndWait(zero)).get()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 8, alignment: 1)
-        defer { buffer.deallocate() }
-        #expect(zero.read(into: buffer, at: 0, whenReadable: {}) == .invalidated)
-        let overlong = AssetDataSource(store: FixedAnswerStore(answer: .read(9)), identifier: "x")
-        _ = try #require(openAndWait(overlong)).get()
-        guard case .failed(.sourceFailed(_, let reason)) = overlong.read(into: buffer, at: 0, whenReadable: {}) else {
-            Issue.record("expected sourceFailed")
+    /// The stream is the one place that checks read counts: a resolved source that answers zero
+    /// bytes, or more than the buffer holds, fails the stream with an error naming the asset.
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous], [0, 9])
+    func aResolvedSourceThatMiscountsItsReadFailsTheStream(mode: BlobInputStream.Mode, count: Int) throws {
+        let store = SourceStore {
+            let probe = ProbeDataSource(bytes: Array(repeating: 7, count: 8), name: "scripted-asset")
+            probe.onRead { _, _ in .answer(.read(count)) }
+            return probe
+        }
+        let stream = BlobInputStream(dataSource: AssetDataSource(store: store, identifier: "x", blockSize: 8), mode: mode)
+        let drained = StreamHarness.drain(stream, chunk: 8, timeout: 10)
+        stream.close()
+        guard case .sourceFailed(let resource, let reason)? = drained.error else {
+            Issue.record("expected sourceFailed, got \(String(describing: drained.error))")
             return
         }
-        #expect(reason.contains("9 bytes"))
+        #expect(resource == "asset://?id=x")
+        #expect(reason.contains("\(count) bytes read into a buffer of 8"), "\(reason)")
+        #expect(drained.bytes.isEmpty)
     }
 
     @Test func waitingOnTheStoresSerialQueueWouldDeadlock() {
@@ -172,23 +189,4 @@ import Testing
         #expect(offMain == nil)
         #expect(AssetDataSource(store: MemoryAssetStore(), identifier: "x").reasonWaitingWouldDeadlock() == nil)
     }
-}
-
-/// A store whose one asset (8 bytes) always answers `answer`, for representations that break
-/// the contract.
-private final class FixedAnswerStore: AssetStore {
-    let answer: AssetReadResult
-    init(answer: AssetReadResult) { self.answer = answer }
-
-    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any AssetRepresentation, AssetStoreError>) -> Void) {
-        completion(.success(FixedAnswerRepresentation(answer: answer)))
-    }
-}
-
-private final class FixedAnswerRepresentation: AssetRepresentation {
-    let answer: AssetReadResult
-    init(answer: AssetReadResult) { self.answer = answer }
-    var size: Int64 { 8 }
-    var version: String? { nil }
-    func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult { answer }
 }

@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test(arguments: [1, 1000, 64 * 1024, 256 * 1024, 1024 * 1024])
-    func representationCallsDependOnTheBlockSizeNotTheReadSize(readSize: Int) {
+    func sourceReadsDependOnTheBlockSizeNotTheReadSize(readSize: Int) {
         let store = memoryStore()
         let source = AssetDataSource(store: store, identifier: "photo", blockSize: 256 * 1024)
         let stream = BlobInputStream(dataSource: source)
@@ -28,7 +28,7 @@ import Testing
         // 1 MiB + 777 bytes in 256 KiB blocks: 5 calls at most, whatever the read size.
         let blocks = (bytes.count + 256 * 1024 - 1) / (256 * 1024)
         #expect(store.reads.count >= 2 && store.reads.count <= blocks, "\(store.reads.count) calls for \(readSize)-byte reads")
-        #expect(source.representationReadCount == store.reads.count)
+        #expect(source.sourceReadCount == store.reads.count)
         #expect(store.resolves.count == 1)
     }
 
@@ -176,7 +176,7 @@ import Testing
         #expect(StreamHarness.drain(other, chunk: 1 << 20).bytes == bytes)
     }
 
-    @Test func aStoreThatNeverAnswersTimesOut() {
+    @Test func aStoreThatNeverAnswersTimesOut() throws {
         let store = MemoryAssetStore(answering: .manually)
         store.put("photo", bytes)
         let stream = BlobInputStream(dataSource: AssetDataSource(store: store, identifier: "photo"))
@@ -186,8 +186,11 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(stream.streamStatus == .error)
         #expect(stream.blobError == .timedOut(resource: "asset://?id=photo", operation: "open", seconds: 0.3))
-        // The late answer is dropped, not delivered to the failed stream.
+        // The late answer is dropped, not delivered to the failed stream, and the source it
+        // resolved is closed without being opened or read.
         #expect(store.answerPending() == 1)
         #expect(stream.streamStatus == .error)
+        let late = try #require(store.handedOut.first)
+        #expect((late.opens.count, late.reads.count, late.closes.count) == (0, 0, 1))
     }
 }

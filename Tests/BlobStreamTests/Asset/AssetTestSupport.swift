@@ -5,8 +5,8 @@ import Foundation
 import Synchronization
 
 /// An in-memory ``AssetStore`` for tests: answers synchronously, on a queue, or never; counts
-/// resolves and representation reads; can make every representation handed out so far go stale
-/// (a "library change") and can change or delete assets.
+/// resolves and reads of the sources it resolved; can make every source handed out so far go
+/// stale (a "library change") and can change or delete assets.
 final class MemoryAssetStore: AssetStore {
     enum Answering: Sendable {
         /// Completes before `resolve` returns.
@@ -19,7 +19,7 @@ final class MemoryAssetStore: AssetStore {
 
     private struct State {
         var assets: [String: (bytes: [UInt8], version: Int)] = [:]
-        var handedOut: [MemoryRepresentation] = []
+        var handedOut: [MemoryAssetSource] = []
         var pending: [@Sendable () -> Void] = []
     }
 
@@ -28,7 +28,7 @@ final class MemoryAssetStore: AssetStore {
     private let state = Mutex(State())
     /// How many times `resolve` was called.
     let resolves = CallCounter()
-    /// How many times representations of this store were read.
+    /// How many times sources this store resolved were read.
     let reads = CallCounter()
 
     init(answering: Answering = .immediately, callbackQueue: AssetCallbackQueue = .any) {
@@ -48,11 +48,13 @@ final class MemoryAssetStore: AssetStore {
         state.withLock { _ = $0.assets.removeValue(forKey: identifier) }
     }
 
-    /// Makes every representation handed out so far go stale, without changing any asset.
+    /// Makes every source handed out so far go stale, without changing any asset.
     func invalidateAll() {
-        let handedOut = state.withLock { $0.handedOut }
-        for representation in handedOut { representation.invalidate() }
+        for source in handedOut { source.invalidate() }
     }
+
+    /// The sources resolved so far, in order.
+    var handedOut: [MemoryAssetSource] { state.withLock { $0.handedOut } }
 
     /// Runs the completions ``Answering/manually`` kept, and reports how many there were.
     @discardableResult
@@ -65,16 +67,17 @@ final class MemoryAssetStore: AssetStore {
         return pending.count
     }
 
-    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any AssetRepresentation, AssetStoreError>) -> Void) {
+    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any BlobDataSource, AssetStoreError>) -> Void) {
         resolves.increment()
         let answer: @Sendable () -> Void = { [self] in
-            let representation = state.withLock { state -> MemoryRepresentation? in
+            let source = state.withLock { state -> MemoryAssetSource? in
                 guard let asset = state.assets[identifier] else { return nil }
-                let representation = MemoryRepresentation(bytes: asset.bytes, version: "\(identifier)#\(asset.version)", reads: reads)
-                state.handedOut.append(representation)
-                return representation
+                let source = MemoryAssetSource(
+                    bytes: asset.bytes, version: "\(identifier)#\(asset.version)", name: "memory-asset:\(identifier)", reads: reads)
+                state.handedOut.append(source)
+                return source
             }
-            completion(representation.map { .success($0) } ?? .failure(.notFound(identifier: identifier)))
+            completion(source.map { .success($0) } ?? .failure(.notFound(identifier: identifier)))
         }
         switch answering {
         case .immediately: answer()
@@ -84,32 +87,44 @@ final class MemoryAssetStore: AssetStore {
     }
 }
 
-/// A representation of bytes in memory that counts its reads and can be made stale.
-final class MemoryRepresentation: AssetRepresentation {
-    let bytes: [UInt8]
-    let version: String?
-    private let reads: CallCounter
+/// One version of an asset in memory, as ``MemoryAssetStore`` resolves it: a
+/// ``MemoryDataSource`` with a version, that counts its opens, reads and closes and can be made
+/// stale (then every read answers `invalidated`).
+final class MemoryAssetSource: ForwardingDataSource {
+    let base: any BlobDataSource
+    let version: String
+    private let storeReads: CallCounter
     private let stale = Atomic<Bool>(false)
+    /// Calls of this source.
+    let opens = CallCounter(), reads = CallCounter(), closes = CallCounter()
 
-    init(bytes: [UInt8], version: String, reads: CallCounter) {
-        self.bytes = bytes
+    init(bytes: [UInt8], version: String, name: String, reads: CallCounter) {
+        self.base = MemoryDataSource(data: Data(bytes), name: name)
         self.version = version
-        self.reads = reads
+        self.storeReads = reads
     }
-
-    var size: Int64 { Int64(bytes.count) }
 
     func invalidate() { stale.store(true, ordering: .relaxed) }
 
-    func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult {
-        reads.increment()
-        if stale.load(ordering: .relaxed) { return .invalidated }
-        let count = min(buffer.count, bytes.count - Int(offset))
-        bytes.withUnsafeBytes { source in
-            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[Int(offset)..<Int(offset) + count]))
-        }
-        return .read(count)
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        opens.increment()
+        base.open { [version] result in completion(result.map { BlobSourceDescription(length: $0.length, version: version) }) }
     }
+
+    func open(at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        open(completion: completion)
+    }
+
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
+        reads.increment()
+        storeReads.increment()
+        if stale.load(ordering: .relaxed) { return .invalidated }
+        return base.read(into: buffer, at: offset, whenReadable: whenReadable)
+    }
+
+    func close() { closes.increment() }
 }
 
 /// A thread-safe call counter.
@@ -213,5 +228,22 @@ func readToEnd(
                 continue
             }
         }
+    }
+}
+
+/// A store whose every resolution is a new source from `make`, answered before `resolve`
+/// returns: for resolved sources that break their contract or report what a test chooses.
+final class SourceStore: AssetStore {
+    private let make: @Sendable () -> any BlobDataSource
+    /// How many times `resolve` was called.
+    let resolves = CallCounter()
+
+    init(_ make: @escaping @Sendable () -> any BlobDataSource) {
+        self.make = make
+    }
+
+    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any BlobDataSource, AssetStoreError>) -> Void) {
+        resolves.increment()
+        completion(.success(make()))
     }
 }

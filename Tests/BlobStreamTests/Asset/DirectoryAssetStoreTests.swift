@@ -1,4 +1,5 @@
 import BlobStream
+import BlobTestSupport
 import Foundation
 import Testing
 
@@ -13,16 +14,29 @@ import Testing
         try DirectoryAssetStore(directory: folder.path + "/library")
     }
 
-    private func readAll(_ representation: any AssetRepresentation) -> [UInt8]? {
+    /// Opens a resolved source (it completes at once: it is open from its resolution).
+    private func open(_ source: any BlobDataSource) throws -> BlobSourceDescription {
+        let opened = Locked<Result<BlobSourceDescription, BlobStreamError>?>(nil)
+        source.open { opened.value = $0 }
+        return try #require(opened.value, "the open did not complete at once").get()
+    }
+
+    /// Opens `source` and reads it to its length, or `nil` when a read answers anything else.
+    private func readAll(_ source: any BlobDataSource) throws -> [UInt8]? {
+        let length = try #require(try open(source).length)
         var bytes: [UInt8] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100_000, alignment: 16)
         defer { buffer.deallocate() }
-        while Int64(bytes.count) < representation.size {
-            let room = UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(min(Int64(buffer.count), representation.size - Int64(bytes.count)))))
-            guard case .read(let count) = representation.getBytes(into: room, fromOffset: Int64(bytes.count)) else { return nil }
-            bytes += room.prefix(count)
+        while Int64(bytes.count) < length {
+            guard case .read(let count) = source.read(into: buffer, at: Int64(bytes.count), whenReadable: {}) else { return nil }
+            bytes += buffer.prefix(count)
         }
+        #expect(source.read(into: buffer, at: length, whenReadable: {}) == .end)
         return bytes
+    }
+
+    private func read(_ source: any BlobDataSource, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> BlobSourceReadResult {
+        source.read(into: buffer, at: offset, whenReadable: {})
     }
 
     @Test func importCopiesTheFileUnderANewIdentifier() async throws {
@@ -34,58 +48,87 @@ import Testing
         try store.validate(identifier: identifier)
         // A copy: changing the original does not change the asset.
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: original))
-        let representation = try await store.resolve(identifier)
-        #expect(representation.size == 300_000)
-        #expect(representation.version != nil)
-        #expect(readAll(representation) == content)
+        let source = try await store.resolve(identifier)
+        #expect(source.readsImmediately)
+        #expect(source.resourceName == "asset://?id=\(identifier)")
+        #expect(try readAll(source) == content)
+        let description = try open(source)
+        #expect(description.length == 300_000)
+        #expect(description.version != nil)
         // Only the asset is left in the folder: the temporary copy was renamed into place.
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory) == [identifier])
         #expect(try store.path(of: identifier) == store.directory + "/" + identifier)
         #expect(try store.import(fileAt: original) != identifier)
     }
 
-    @Test func replacingTheFileMakesOpenRepresentationsStale() async throws {
+    @Test func replacingTheFileMakesResolvedSourcesStale() async throws {
         let store = try library()
         let content = assetTestBytes(count: 200_000)
         let identifier = try store.import(fileAt: try folder.file("a", content))
-        let representation = try await store.resolve(identifier)
+        let source = try await store.resolve(identifier)
+        let version = try open(source).version
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1000, alignment: 16)
         defer { buffer.deallocate() }
-        #expect(representation.getBytes(into: buffer, fromOffset: 0) == .read(1000))
+        #expect(read(source, buffer, at: 0) == .read(1000))
         // Same size and same bytes, but a new file: a new version.
         try store.replace(identifier: identifier, withFileAt: try folder.file("b", content))
-        #expect(representation.getBytes(into: buffer, fromOffset: 1000) == .invalidated)
-        #expect(representation.getBytes(into: buffer, fromOffset: 1000) == .invalidated)
+        #expect(read(source, buffer, at: 1000) == .invalidated)
+        // Stale for good, at any offset.
+        #expect(read(source, buffer, at: 1000) == .invalidated)
+        #expect(read(source, buffer, at: 0) == .invalidated)
+        #expect(read(source, buffer, at: 200_000) == .invalidated)
         let replaced = try await store.resolve(identifier)
-        #expect(replaced.version != representation.version)
-        #expect(readAll(replaced) == content)
+        #expect(try open(replaced).version != version)
+        #expect(try readAll(replaced) == content)
     }
 
-    @Test func rewritingTheFileInPlaceMakesOpenRepresentationsStale() async throws {
+    @Test func rewritingTheFileInPlaceMakesResolvedSourcesStale() async throws {
         let store = try library()
         let identifier = try store.import(fileAt: try folder.file("a", assetTestBytes(count: 5000)))
-        let representation = try await store.resolve(identifier)
+        let source = try await store.resolve(identifier)
+        _ = try open(source)
         let handle = try #require(FileHandle(forWritingAtPath: try store.path(of: identifier)))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data([9]))
         try handle.close()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 16)
         defer { buffer.deallocate() }
-        #expect(representation.getBytes(into: buffer, fromOffset: 0) == .invalidated)
+        #expect(read(source, buffer, at: 0) == .invalidated)
     }
 
-    @Test func removedAssetIsNotFoundAndItsRepresentationsGoStale() async throws {
+    @Test func removedAssetIsNotFoundAndItsResolvedSourcesGoStale() async throws {
         let store = try library()
         let identifier = try store.import(fileAt: try folder.file("a", assetTestBytes(count: 5000)))
-        let representation = try await store.resolve(identifier)
+        let source = try await store.resolve(identifier)
+        _ = try open(source)
         try store.remove(identifier: identifier)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 16)
         defer { buffer.deallocate() }
-        #expect(representation.getBytes(into: buffer, fromOffset: 0) == .invalidated)
+        #expect(read(source, buffer, at: 0) == .invalidated)
         await #expect(throws: AssetStoreError.notFound(identifier: identifier)) { try await store.resolve(identifier) }
         #expect(throws: AssetStoreError.notFound(identifier: identifier)) { try store.remove(identifier: identifier) }
         #expect(throws: AssetStoreError.notFound(identifier: identifier)) {
             try store.replace(identifier: identifier, withFileAt: try folder.file("b", [1]))
+        }
+    }
+
+    /// A resolved source is one version: closing it releases the file, after which it is not
+    /// read and cannot be opened again (resolve again instead).
+    @Test func aClosedResolvedSourceIsNotReadAndNotReopened() async throws {
+        let store = try library()
+        let identifier = try store.import(fileAt: try folder.file("a", assetTestBytes(count: 5000)))
+        let source = try await store.resolve(identifier)
+        _ = try open(source)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 100, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(read(source, buffer, at: 5001) == .failed(.invalidOffset(resource: "asset://?id=\(identifier)", offset: 5001, length: 5000)))
+        source.close()
+        source.close()
+        #expect(read(source, buffer, at: 0) == .failed(.notOpen))
+        #expect(source.confirmUnchanged(at: 5000) == nil)
+        #expect { try open(source) } throws: { error in
+            guard case .sourceFailed("asset://?id=\(identifier)", let reason)? = error as? BlobStreamError else { return false }
+            return reason.contains("resolve the asset again")
         }
     }
 

@@ -1,11 +1,11 @@
 import BlobStream
 import Synchronization
 
-/// Decorates a store so that its representations go stale at chosen offsets, like
+/// Decorates a store so that the sources it resolves go stale at chosen offsets, like
 /// `ALAssetRepresentation`s when the gallery changed, without changing the asset: a read that
-/// would cross a trigger offset stops short at it, and the next read there finds the
-/// representation stale. Each trigger fires once across all representations, so a stream that
-/// re-resolves continues past it.
+/// would cross a trigger offset stops short at it, and the next read there finds the source
+/// stale. Each trigger fires once across all resolved sources, so a stream that re-resolves
+/// continues past it.
 final class InvalidatingAssetStore: AssetStore {
     let base: any AssetStore
     private let triggers: Mutex<Set<Int64>>
@@ -24,9 +24,9 @@ final class InvalidatingAssetStore: AssetStore {
         try base.validate(identifier: identifier)
     }
 
-    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any AssetRepresentation, AssetStoreError>) -> Void) {
+    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any BlobDataSource, AssetStoreError>) -> Void) {
         base.resolve(identifier) { [self] result in
-            completion(result.map { InvalidatingRepresentation(base: $0, store: self) })
+            completion(result.map { InvalidatingSource(base: $0, store: self) })
         }
     }
 
@@ -40,29 +40,29 @@ final class InvalidatingAssetStore: AssetStore {
     }
 }
 
-private final class InvalidatingRepresentation: AssetRepresentation {
-    let base: any AssetRepresentation
+private final class InvalidatingSource: ForwardingDataSource {
+    let base: any BlobDataSource
     let store: InvalidatingAssetStore
     private let stale = Atomic<Bool>(false)
 
-    init(base: any AssetRepresentation, store: InvalidatingAssetStore) {
+    init(base: any BlobDataSource, store: InvalidatingAssetStore) {
         self.base = base
         self.store = store
     }
 
-    var size: Int64 { base.size }
-    var version: String? { base.version }
-
-    func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult {
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, whenReadable: @escaping @Sendable () -> Void
+    ) -> BlobSourceReadResult {
         if stale.load(ordering: .relaxed) { return .invalidated }
         switch store.trigger(in: offset..<offset + Int64(buffer.count)) {
         case offset?:
             stale.store(true, ordering: .relaxed)
             return .invalidated
         case let trigger?:
-            return base.getBytes(into: UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(trigger - offset))), fromOffset: offset)
+            let short = UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(trigger - offset)))
+            return base.read(into: short, at: offset, whenReadable: whenReadable)
         case nil:
-            return base.getBytes(into: buffer, fromOffset: offset)
+            return base.read(into: buffer, at: offset, whenReadable: whenReadable)
         }
     }
 }

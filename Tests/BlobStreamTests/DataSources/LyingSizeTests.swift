@@ -92,7 +92,7 @@ import Testing
 
     @Test func anAssetLongerThanItsSizeFailsAtTheAnnouncedEnd() throws {
         let bytes = assetTestBytes(count: 300_000)
-        let store = UnderstatingAssetStore(bytes: bytes, announced: 200_000)
+        let store = SourceStore { UnderstatingAssetSource(bytes: bytes, announced: 200_000) }
         let stream = BlobInputStream(dataSource: AssetDataSource(store: store, identifier: "photo"))
         let drained = StreamHarness.drain(stream)
         #expect(drained.error == .lengthExceeded(resource: "asset://?id=photo", length: 200_000))
@@ -104,45 +104,46 @@ import Testing
         let store = try DirectoryAssetStore(directory: folder.path)
         let source = try folder.file("source", assetTestBytes(count: 10_000))
         let identifier = try store.import(fileAt: source)
-        let representation = try await store.resolve(identifier)
-        #expect(try representation.hasBytesPastSize() == false)
+        let resolved = try #require(try await store.resolve(identifier) as? DirectoryAssetSource)
+        #expect(try openAndWait(resolved)?.get().length == 10_000)
+        #expect(resolved.bytesPastLength() == nil)
+        #expect(resolved.confirmUnchanged(at: 10_000) == nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: try store.path(of: identifier)))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data([1, 2, 3]))
         try handle.close()
-        #expect(try representation.hasBytesPastSize() == true)
+        #expect(resolved.bytesPastLength() == .lengthExceeded(resource: "asset://?id=\(identifier)", length: 10_000))
+        // A regular file's status grows with it, so before the end the version check speaks first.
+        guard case .sourceChanged("asset://?id=\(identifier)", 10_000, let reason)? = resolved.confirmUnchanged(at: 10_000) else {
+            Issue.record("an append is not reported as a change")
+            return
+        }
+        #expect(reason.contains("size"), "\(reason)")
     }
 }
 
-/// A store whose one asset announces fewer bytes than its representation holds.
-final class UnderstatingAssetStore: AssetStore {
-    let representation: UnderstatingRepresentation
+/// One asset version that announces fewer bytes than it holds, honest about what follows its
+/// announced length when asked before the end.
+final class UnderstatingAssetSource: ForwardingDataSource {
+    let base: any BlobDataSource
+    let bytes: [UInt8]
+    let announced: Int64
 
     init(bytes: [UInt8], announced: Int64) {
-        representation = UnderstatingRepresentation(bytes: bytes, size: announced)
-    }
-
-    func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any AssetRepresentation, AssetStoreError>) -> Void) {
-        completion(.success(representation))
-    }
-}
-
-/// Bytes in memory with a `size` smaller than their count, honest about what follows it.
-final class UnderstatingRepresentation: AssetRepresentation {
-    let bytes: [UInt8]
-    let size: Int64
-    var version: String? { "v1" }
-
-    init(bytes: [UInt8], size: Int64) {
+        self.base = MemoryDataSource(data: Data(bytes), name: "understating")
         self.bytes = bytes
-        self.size = size
+        self.announced = announced
     }
 
-    func getBytes(into buffer: UnsafeMutableRawBufferPointer, fromOffset offset: Int64) -> AssetReadResult {
-        let count = min(buffer.count, bytes.count - Int(offset))
-        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
-        return .read(count)
+    func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        completion(.success(BlobSourceDescription(length: announced, version: "v1")))
     }
 
-    func hasBytesPastSize() throws(BlobStreamError) -> Bool { Int64(bytes.count) > size }
+    func open(at offset: Int64, completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
+        open(completion: completion)
+    }
+
+    func confirmUnchanged(at offset: Int64) -> BlobStreamError? {
+        Int64(bytes.count) > announced ? .lengthExceeded(resource: resourceName, length: announced) : nil
+    }
 }

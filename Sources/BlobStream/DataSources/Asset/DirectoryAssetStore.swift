@@ -9,11 +9,11 @@ internal import SystemCalls
 ///   ``replace(identifier:withFileAt:)`` puts a new version in place. Both copy into a
 ///   temporary file (named with a leading `.`, which identifiers may not have) and rename it
 ///   into place, so readers see the old file or the whole new one, never a partial copy.
-/// - Replacing or removing an asset invalidates its open representations, the way saving to the
-///   gallery invalidated `ALAssetRepresentation`s; their reads answer
-///   ``AssetReadResult/invalidated`` and never return bytes of the new version. A stream that
-///   re-resolves then finds a different ``AssetRepresentation/version`` (a new inode, even
-///   when size and bytes are equal) and fails with
+/// - Replacing or removing an asset invalidates the sources resolved for it, the way saving to
+///   the gallery invalidated `ALAssetRepresentation`s; their reads answer
+///   ``BlobSourceReadResult/invalidated`` and never return bytes of the new version. A stream
+///   that re-resolves then finds a different ``BlobSourceDescription/version`` (a new inode,
+///   even when size and bytes are equal) and fails with
 ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``, or finds no asset and fails with
 ///   ``BlobStreamError/notFound(resource:)``.
 /// - Identifiers must pass ``AssetIdentifier/validateFileName(_:)`` (no `..`, `/`, `%`, leading
@@ -57,18 +57,20 @@ public final class DirectoryAssetStore: AssetStore {
         return directory + "/" + identifier
     }
 
-    /// Opens the asset's file on the store's queue and completes there.
-    public func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any AssetRepresentation, AssetStoreError>) -> Void) {
+    /// Opens the asset's file on the store's queue and completes there, with a source that is
+    /// open already and reads with `pread`: every read checks that the path still names the
+    /// opened file and that the file was not rewritten, and goes stale for good otherwise.
+    public func resolve(_ identifier: String, completion: @escaping @Sendable (Result<any BlobDataSource, AssetStoreError>) -> Void) {
         queue.async { [self] in
-            completion(Result { () throws(AssetStoreError) in try representation(of: identifier) })
+            completion(Result { () throws(AssetStoreError) in try source(of: identifier) })
         }
     }
 
-    private func representation(of identifier: String) throws(AssetStoreError) -> any AssetRepresentation {
+    private func source(of identifier: String) throws(AssetStoreError) -> any BlobDataSource {
         let path = try path(of: identifier)
         switch OpenedFile.open(path, followFinalLink: false) {
         case .success(let file):
-            return DirectoryAssetRepresentation(file: file, path: path)
+            return DirectoryAssetSource(file: file, path: path, identifier: identifier)
         case .failure(.system(let operation, let error)):
             throw Self.lookupError(error, identifier: identifier, path: path, operation: operation)
         case .failure(.isDirectory):
@@ -90,7 +92,7 @@ public final class DirectoryAssetStore: AssetStore {
     }
 
     /// Makes asset `identifier` a copy of the file at `path`: a new version (a new inode), so
-    /// open representations of the old one go stale.
+    /// the sources resolved for the old one go stale.
     /// - Throws: ``AssetStoreError/notFound(identifier:)`` when there is no such asset,
     ///   ``AssetStoreError/invalidIdentifier(_:reason:)``, or the errors of ``import(fileAt:)``.
     public func replace(identifier: String, withFileAt path: String) throws(AssetStoreError) {
@@ -98,7 +100,7 @@ public final class DirectoryAssetStore: AssetStore {
         try install(fileAt: path, as: destination)
     }
 
-    /// Deletes asset `identifier`; open representations go stale and resolving it again fails
+    /// Deletes asset `identifier`; the sources resolved for it go stale and resolving it again fails
     /// with ``AssetStoreError/notFound(identifier:)``.
     /// - Throws: ``AssetStoreError/notFound(identifier:)``,
     ///   ``AssetStoreError/invalidIdentifier(_:reason:)``, or
