@@ -40,6 +40,25 @@ import Testing
         try Data(Self.bytes).write(to: URL(fileURLWithPath: folder + "/library/photo"))
         let store = try DirectoryAssetStore(directory: folder + "/library")
         try await expectConformance(.positional) { AssetDataSource(store: store, identifier: "photo") }
+        // The source the folder store resolves, on its own: one version, opened once.
+        try await expectConformance(.resolvedVersion) {
+            let resolved = Locked<Result<any BlobDataSource, AssetStoreError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            store.resolve("photo") { result in
+                resolved.value = result
+                done.signal()
+            }
+            guard done.wait(timeout: .now() + 30) == .success, let result = resolved.value else {
+                throw TestSupportError("the folder store did not resolve within 30 s")
+            }
+            return try result.get()
+        }
+    }
+
+    @Test func assetOfAStoreThatAnswersOnItsOwnQueue() async throws {
+        let store = MemoryAssetStore(answering: .on(DispatchQueue(label: "conformance-asset-store")))
+        store.put("photo", Self.bytes)
+        try await expectConformance(.positional) { AssetDataSource(store: store, identifier: "photo") }
     }
 
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
