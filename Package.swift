@@ -28,7 +28,7 @@ let package = Package(
         // The choice of client shared by the HTTP source and the upload clients (`Transport`,
         // `TLSTrust`, `MinimumSpeed`) and the adapters between URLSession's types and HTTP1's;
         // re-exported by BlobStream.
-        .target(name: "BlobTransport", dependencies: ["HTTP1"]),
+        .target(name: "BlobTransport", dependencies: ["HTTP1", "SystemCalls"]),
         .target(name: "BlobStream", dependencies: ["BlobTransport", "CBlobStreamIntrinsics", "HTTP1", "SystemCalls"]),
         .target(name: "BlobUpload", dependencies: ["BlobStream", "HTTP1", "SystemCalls"]),
         .executableTarget(name: "blobstream", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls"]),
@@ -47,7 +47,7 @@ let package = Package(
             dependencies: ["BlobStream", "HTTP1", "SystemCalls", "BlobTestSupport", "property-list-probe"]
         ),
         .testTarget(name: "BlobUploadTests", dependencies: ["BlobStream", "BlobUpload", "HTTP1", "SystemCalls", "BlobTestSupport"]),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "SystemCalls"]),
         .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"]),
     ],
     swiftLanguageModes: [.v6]

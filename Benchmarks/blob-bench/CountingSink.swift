@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import HTTP1
-import Synchronization
+import SystemCalls
 
 /// An HTTP/1.1 server on 127.0.0.1 that reads every request body to its end, counts the payload
 /// bytes and drops them, then answers `204 No Content`: the PUT target when the client's own
@@ -22,7 +22,7 @@ final class CountingSink: Sendable {
     let port: UInt16
     private let listener: Int32
     /// Payload bytes decoded per request path; a body cut short or malformed records -1.
-    private let counts = Mutex<[String: Int64]>([:])
+    private let counts = LockedValue<[String: Int64]>([:])
 
     /// Listens on an ephemeral port and serves each connection on a thread of its own.
     init() throws {

@@ -4,7 +4,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 import SystemCalls
 
 /// The upload scenarios, on the loopback servers of `Scripts/test-servers.sh up` (started, and
@@ -296,7 +295,7 @@ private func plainURLSessionPut(file: String, to url: URL) -> Result<Void, Error
     request.httpBodyStream = stream
     let session = URLSession(configuration: .ephemeral)
     defer { session.finishTasksAndInvalidate() }
-    let outcome = Mutex<Result<Void, Error>>(.failure(BenchmarkError("no answer")))
+    let outcome = LockedValue<Result<Void, Error>>(.failure(BenchmarkError("no answer")))
     let done = DispatchSemaphore(value: 0)
     session.dataTask(with: request) { _, response, error in
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0

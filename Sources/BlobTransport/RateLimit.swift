@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 package import HTTP1
-import Synchronization
+internal import SystemCalls
 
 /// The most bytes per second a transfer may move, curl's `--limit-rate`: one pacing rule for
 /// every client of the package (the tus and streamed-PUT uploads, S3, `blobstream cat`).
@@ -20,7 +20,7 @@ public final class RateLimit: Sendable {
     public let bytesPerSecond: Int64
     /// The nanoseconds of uptime at which the bytes reserved so far have all gone out at the
     /// limit (the "theoretical arrival time" of a generic cell-rate algorithm).
-    private let due = Mutex<UInt64>(0)
+    private let due = LockedValue<UInt64>(0)
     /// How far ``due`` may lag behind the present: a sender that woke up late (a busy machine)
     /// catches up on that much, while one that was idle gains no more than that in credit — two
     /// slices, a fiftieth of a 5 s window.

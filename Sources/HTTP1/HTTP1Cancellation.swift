@@ -1,4 +1,4 @@
-import Synchronization
+internal import SystemCalls
 
 /// The cancellation of one request, or of a group of them (an S3 upload's parallel parts):
 /// ``cancel()``, from any thread, interrupts every connection the requests use at that moment
@@ -9,7 +9,7 @@ import Synchronization
 /// connection, not even one that had already looked it up: the pool may have handed it to
 /// another request by then.
 package final class HTTP1Cancellation: Sendable {
-    private let state = Mutex<(cancelled: Bool, connections: [ObjectIdentifier: HTTP1Connection])>((false, [:]))
+    private let state = LockedValue<(cancelled: Bool, connections: [ObjectIdentifier: HTTP1Connection])>((false, [:]))
 
     /// A cancellation not yet cancelled.
     package init() {}

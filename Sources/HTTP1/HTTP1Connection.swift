@@ -21,9 +21,9 @@ import Synchronization
 /// ``TLSConfiguration/isAvailable``): the same calls, waits, deadlines and cancellation, with
 /// a record layer between them and the socket.
 package final class HTTP1Connection: Sendable {
-    let socket = Mutex<FileDescriptor?>(nil)
+    let socket = LockedValue<FileDescriptor?>(nil)
     /// How bytes cross the socket once connected: as they are, or through a TLS session.
-    let channel = Mutex<Channel?>(nil)
+    let channel = LockedValue<Channel?>(nil)
     private let wake: (read: FileDescriptor, write: FileDescriptor)?
     private let cancelled = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)

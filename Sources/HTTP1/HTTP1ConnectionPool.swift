@@ -1,4 +1,4 @@
-import Synchronization
+internal import SystemCalls
 
 /// Kept-alive connections, per endpoint (host, port, TLS) and trust, waiting for their next
 /// request. A connection is handed out only while ``HTTP1Connection/isReusable``; the others
@@ -13,7 +13,7 @@ package final class HTTP1ConnectionPool: Sendable {
         var trust: TLSConfiguration
     }
 
-    private let idle = Mutex<[Key: [HTTP1Connection]]>([:])
+    private let idle = LockedValue<[Key: [HTTP1Connection]]>([:])
     private let limit: Int
 
     /// A pool keeping at most `limit` idle connections per endpoint.

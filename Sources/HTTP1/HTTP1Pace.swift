@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+internal import SystemCalls
 
 /// The pace of one bulk transfer (a download's body, an upload's request body), for
 /// ``HTTP1Wait/pace(_:)``: a minimum speed in the manner of curl's `--speed-limit` and
@@ -20,7 +20,7 @@ package final class HTTP1Pace: Sendable {
     package let seconds: TimeInterval
     /// The longest wait without a byte of progress, in seconds.
     package let silence: TimeInterval
-    private let state = Mutex(Clock())
+    private let state = LockedValue(Clock())
 
     /// Where the transfer stands, in nanoseconds of time spent inside connection calls.
     private struct Clock {

@@ -7,7 +7,6 @@ import Darwin
 #endif
 import Foundation
 internal import SystemCalls
-import Synchronization
 
 /// The addresses of a host, found by `getaddrinfo` on a thread of its own, so that whoever
 /// waits for them can give up at a deadline or on a cancellation.
@@ -41,7 +40,7 @@ final class HostLookup: Sendable {
     /// Readable once the lookup ended: a pipe its thread writes to.
     let done: FileDescriptor
     private let signal: FileDescriptor
-    private let state = Mutex<State>(.pending)
+    private let state = LockedValue<State>(.pending)
     /// Frees addresses nobody took (`freeaddrinfo`; replaceable for tests).
     private let release: @Sendable (Addresses) -> Void
 

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Threads for blocking work (a request, a part upload, a host lookup), each job on a thread of
 /// its own as with `Thread`, but reused: a thread that finished its job waits a few seconds for
@@ -15,13 +14,13 @@ package final class WorkerThreads: Sendable {
     private final class Worker: Sendable {
         let wake = DispatchSemaphore(value: 0)
         /// Handed over by ``start(_:_:)`` under the pool's lock, taken by the worker after `wake`.
-        let job = Mutex<(name: String, work: @Sendable () -> Void)?>(nil)
+        let job = LockedValue<(name: String, work: @Sendable () -> Void)?>(nil)
     }
 
     private let linger: TimeInterval
     /// Threads waiting for a job, the most recently idle last (it is the first reused, so the
     /// others can time out when there is less work).
-    private let idle = Mutex<[Worker]>([])
+    private let idle = LockedValue<[Worker]>([])
 
     /// Threads that wait `linger` seconds for a new job before they end.
     package init(linger: TimeInterval) {

@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Glibc
 import SystemCalls
-import Synchronization
 
 /// An in-process TCP proxy on 127.0.0.1 that forwards every accepted connection to
 /// 127.0.0.1:`targetPort` and can break chosen connections, so tests see what real network
@@ -117,7 +116,7 @@ private final class ProxyRelay: Sendable {
 
     private let listener: Int32
     private let targetPort: UInt16
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let threads = DispatchGroup()
 
     init(listener: Int32, targetPort: UInt16) {

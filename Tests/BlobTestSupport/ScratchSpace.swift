@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import SystemCalls
 
 /// The one directory per test process, per parent, that holds every scratch directory and file
 /// ``TempFiles`` makes there: `<parent>/blobstream-tests.<pid>`.
@@ -16,7 +16,7 @@ public enum ScratchSpace {
     public static let directoryPrefix = "blobstream-tests."
 
     /// The process directories made so far, removed at exit.
-    private static let made = Mutex<[String]>([])
+    private static let made = LockedValue<[String]>([])
 
     /// This process's directory inside `parent` (created, mode 0755 so that nginx's workers can
     /// serve what lies under it, on first use; leftovers of dead test processes in `parent` are

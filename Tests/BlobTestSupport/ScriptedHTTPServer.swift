@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import SystemCalls
 
 /// A loopback HTTP/1.1 server whose answers a test scripts, recording every request it
 /// received: for the answers nginx, tuspyserver and moto are not configured to give (a 416 in
@@ -71,7 +71,7 @@ public final class ScriptedHTTPServer: Sendable {
     }
 
     private final class Log: Sendable {
-        let state = Mutex(State())
+        let state = LockedValue(State())
     }
 
     /// Every request received so far, as received.

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import SystemCalls
 
 /// A private tus server (the same Scripts/tus_server.py that `Scripts/test-servers.sh` runs)
@@ -19,7 +18,7 @@ public final class TusServerProcess: Sendable {
     public let tokenUses: Int?
     /// Where uploads are stored: bytes in `<id>`, state in `<id>.info`.
     public let dataDirectory: String
-    private let process = Mutex<Process?>(nil)
+    private let process = LockedValue<Process?>(nil)
 
     /// The creation endpoint, `http://127.0.0.1:<port>/files/`.
     public var filesURL: URL { URL(string: "http://127.0.0.1:\(port)/files/")! }

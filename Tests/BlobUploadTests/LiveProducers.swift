@@ -1,11 +1,11 @@
 import BlobTestSupport
 import Foundation
-import Synchronization
+import SystemCalls
 
 /// What a test producer of live data saw: how often it was pulled, and whether it was
 /// cancelled and released.
 final class ProducerLog: Sendable {
-    private let state = Mutex<(pulls: Int, pullsAfterCancel: Int, stalled: Bool, cancelled: Bool, released: Bool)>(
+    private let state = LockedValue<(pulls: Int, pullsAfterCancel: Int, stalled: Bool, cancelled: Bool, released: Bool)>(
         (0, 0, false, false, false))
 
     var pulls: Int { state.withLock { $0.pulls } }
@@ -90,7 +90,7 @@ struct GeneratedBytes: AsyncSequence, Sendable {
         /// Suspends until the pulling task is cancelled.
         private static func waitForCancellation(_ log: ProducerLog) async {
             log.markStalled()
-            let gate = Mutex<CheckedContinuation<Void, Never>?>(nil)
+            let gate = LockedValue<CheckedContinuation<Void, Never>?>(nil)
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let cancelledAlready = gate.withLock { stored in

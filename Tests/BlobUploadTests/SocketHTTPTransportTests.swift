@@ -3,7 +3,7 @@ import BlobTestSupport
 import Foundation
 import Glibc
 import HTTP1
-import Synchronization
+import SystemCalls
 import Testing
 
 /// The `http:` transport of the tus client against a scripted server: answer framings the
@@ -118,7 +118,7 @@ import Testing
         // Only shut down here, to end a waiting accept: the thread closes it, once it no longer
         // calls accept (a closed number may be reused by another test's listener meanwhile).
         defer { shutdown(listener, Int32(SHUT_RDWR)) }
-        let connections = Mutex(0)
+        let connections = LockedValue(0)
         Thread.detachNewThread {
             defer { close(listener) }
             let first = accept(listener, nil, nil)
@@ -168,7 +168,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(200))
         cancelled.cancel()
         await #expect(throws: BlobUploadError.cancelled) { _ = try await cancelled.value }
-        let finished = Mutex(false)
+        let finished = LockedValue(false)
         Task {
             _ = try? await stalled.value
             finished.withLock { $0 = true }

@@ -2,7 +2,7 @@ import BlobStream
 import BlobTestSupport
 import BlobUpload
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// The streamed PUT's header provider: asked before the request, and once more after a 401,
@@ -14,7 +14,7 @@ import Testing
     @Test func aRefusedPutOfASourceIsSentAgainWithRenewedFields() async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.refused], [Self.created]], readsChunkedBodies: true)
         defer { server.stop() }
-        let asked = Mutex<[Int?]>([])
+        let asked = LockedValue<[Int?]>([])
         let uploader = StreamedUploader(headerProvider: { request in
             let count = asked.withLock { $0.append(request.refusedStatus); return $0.count }
             return ["Authorization": "Bearer token-\(count)"]

@@ -3,7 +3,7 @@ import BlobTestSupport
 import BlobUpload
 import Foundation
 import Glibc
-import Synchronization
+import SystemCalls
 import Testing
 
 /// How the package's own client delimits a streamed body: `Content-Length` when the length is
@@ -54,7 +54,7 @@ import Testing
     /// `Content-Length` body or the last chunk, answers 201 first).
     final class RecordingServer: Sendable {
         let port: UInt16
-        private let received = Mutex<[UInt8]>([])
+        private let received = LockedValue<[UInt8]>([])
         private let done = DispatchSemaphore(value: 0)
 
         init() throws {

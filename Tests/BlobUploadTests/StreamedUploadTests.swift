@@ -5,7 +5,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import SystemCalls
 import Testing
 
 /// Each test runs once per transport: the package's own client (`http:`) and URLSession.
@@ -107,7 +107,7 @@ import Testing
         // Cancelled from a plain thread: while URLSession's shared queue is blocked, every
         // thread that creates a URLSession task (in any test running now) waits for it, and
         // those may be all of Swift's cooperative threads.
-        let cancelled = Mutex<Date?>(nil)
+        let cancelled = LockedValue<Date?>(nil)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
             cancelled.withLock { $0 = Date() }
             upload.cancel()

@@ -2,7 +2,7 @@ import BlobStream
 import BlobTestSupport
 @testable import BlobUpload
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// Failures between the client and the server: connections cut mid-PATCH, another client
@@ -62,7 +62,7 @@ import Testing
         options.chunkSize = chunk
         let created = EventLog<URL>()
         defer { TestServers.removeUploads(created.all) }
-        let interfered = Mutex(false)
+        let interfered = LockedValue(false)
         options.chunkBodyHook = { offset, body in
             guard offset == Int64(chunk), !interfered.withLock({ $0 }), let url = created.all.first else { return body }
             interfered.withLock { $0 = true }
@@ -99,7 +99,7 @@ import Testing
         let client = TusClient(endpoint: TestServers.checksumTusFilesURL, transport: transport)
         var options = TusUploadOptions()
         options.chunkSize = chunk
-        let corrupted = Mutex(false)
+        let corrupted = LockedValue(false)
         options.chunkBodyHook = { offset, body in
             guard offset == Int64(chunk), !corrupted.withLock({ $0 }) else { return body }
             corrupted.withLock { $0 = true }

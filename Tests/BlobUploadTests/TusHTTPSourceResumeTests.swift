@@ -2,7 +2,7 @@
 import BlobTestSupport
 import BlobUpload
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// Resuming a tus upload whose bytes come from an HTTP server: the source's first GET starts
@@ -28,7 +28,7 @@ import Testing
 
         // Every source the upload makes, to count their requests afterwards. The read-ahead
         // buffer holds the rest of the blob, so URLSession, too, needs one request for it.
-        let sources = Mutex<[HTTPDataSource]>([])
+        let sources = LockedValue<[HTTPDataSource]>([])
         let source = UploadSource.dataSource(name: url.absoluteString) {
             let made = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 8 << 20, transport: transport))
             sources.withLock { $0.append(made) }

@@ -5,7 +5,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
+import SystemCalls
 import Testing
 
 /// The tus server goes away mid-upload: restarted between chunks, or killed in the middle of
@@ -22,8 +22,8 @@ import Testing
         var options = TusUploadOptions()
         options.chunkSize = chunk
         options.retry.initialDelay = 0.1
-        let restarted = Mutex(false)
-        let restartFailure = Mutex<String?>(nil)
+        let restarted = LockedValue(false)
+        let restartFailure = LockedValue<String?>(nil)
         options.chunkBodyHook = { offset, body in
             if offset == Int64(2 * chunk), !restarted.withLock({ $0 }) {
                 restarted.withLock { $0 = true }

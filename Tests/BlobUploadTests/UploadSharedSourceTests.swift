@@ -3,6 +3,7 @@ import BlobTestSupport
 import BlobUpload
 import Foundation
 import Synchronization
+import SystemCalls
 import Testing
 
 /// Uploads that take their bytes from one data source, which a caller may keep and reopen (the
@@ -24,7 +25,7 @@ import Testing
         defer { TestServers.removeUploads(made) }
         for pass in 0..<5 {
             let cancelling = Atomic<Bool>(false)
-            let task = Mutex<Task<TusUploadResult, any Error>?>(nil)
+            let task = LockedValue<Task<TusUploadResult, any Error>?>(nil)
             // Cancelled from another thread once a read runs (the hook is in place before the
             // upload starts, so its first read is seen); the next upload starts at once, while
             // that read is still running.

@@ -2,7 +2,7 @@ import BlobStream
 import BlobTestSupport
 import BlobUpload
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// A source that changes while it is uploaded fails the upload, and the server never gets
@@ -14,7 +14,7 @@ import Testing
     /// a file rewritten in place after its last block was read.
     final class ChangedBeforeTheEnd: BlobDataSource, @unchecked Sendable {
         private let memory: MemoryDataSource
-        let checks = Mutex(0)
+        let checks = LockedValue(0)
 
         init(_ data: Data, name: String) {
             memory = MemoryDataSource(data: data, name: name)
@@ -141,7 +141,7 @@ import Testing
     /// finds another version of the blob. Sending it would mix two versions in one upload.
     @Test func aStreamReopenedOnAnotherVersionFailsTheUpload() async throws {
         try TestServers.requireTus()
-        let made = Mutex(0)
+        let made = LockedValue(0)
         let newer = Data(Self.bytes.reversed())
         let source = UploadSource.dataSource(name: "versions") {
             let number = made.withLock { count -> Int in

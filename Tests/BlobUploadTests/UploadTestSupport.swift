@@ -4,12 +4,12 @@ import BlobUpload
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SystemCalls
 #endif
-import Synchronization
 
 /// Collects events from any thread.
 final class EventLog<Event: Sendable>: Sendable {
-    private let events = Mutex<[Event]>([])
+    private let events = LockedValue<[Event]>([])
     func append(_ event: Event) { events.withLock { $0.append(event) } }
     var all: [Event] { events.withLock { $0 } }
 }

@@ -1,6 +1,6 @@
 import Foundation
 @testable import HTTP1
-import Synchronization
+import SystemCalls
 import Testing
 
 /// A host lookup that the resolver holds up can be given up at once, and frees what it
@@ -17,7 +17,7 @@ import Testing
 
     @Test func aLookupThatHangsCanBeAbandonedAndFreesItsResultLater() throws {
         let release = DispatchSemaphore(value: 0)
-        let freed = Mutex(0)
+        let freed = LockedValue(0)
         let made = HostLookup(host: "slow.example", port: 80, resolve: { _, service, numericOnly in
             if numericOnly { return .failure(HostLookup.LookupError(status: EAI_NONAME)) }
             release.wait()
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func aFinishedLookupThatNobodyTookIsFreedWhenAbandoned() throws {
-        let freed = Mutex(0)
+        let freed = LockedValue(0)
         let made = HostLookup(host: "127.0.0.1", port: 80, release: { addresses in
             freeaddrinfo(addresses.list)
             freed.withLock { $0 += 1 }

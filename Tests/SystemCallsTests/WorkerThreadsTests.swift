@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import SystemCalls
 import Testing
 
@@ -36,7 +35,7 @@ import Testing
 
     @Test func aFinishedJobsThreadTakesTheNextJob() {
         let pool = WorkerThreads(linger: 5)
-        let threads = Mutex<[Int32]>([])
+        let threads = LockedValue<[Int32]>([])
         for _ in 0..<3 {
             let done = DispatchSemaphore(value: 0)
             pool.start("job") {
@@ -54,7 +53,7 @@ import Testing
 
     @Test func anIdleThreadEndsAfterItsLingerTime() {
         let pool = WorkerThreads(linger: 0.1)
-        let threads = Mutex<[Int32]>([])
+        let threads = LockedValue<[Int32]>([])
         for _ in 0..<2 {
             let done = DispatchSemaphore(value: 0)
             pool.start("job") {
@@ -83,7 +82,7 @@ import Testing
 
     @Test func theJobRunsUnderItsName() {
         let pool = WorkerThreads(linger: 5)
-        let name = Mutex<String?>(nil)
+        let name = LockedValue<String?>(nil)
         let done = DispatchSemaphore(value: 0)
         pool.start("BlobTest worker thread") {
             let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)

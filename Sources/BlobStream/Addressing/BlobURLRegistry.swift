@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+internal import SystemCalls
 
 /// Maps URL schemes to data-source factories, so code that streams a blob by URL does not care
 /// where the blob lives — the `URLProtocol.canInit(with:)` idea, for data sources.
@@ -14,7 +14,7 @@ public final class BlobURLRegistry: Sendable {
     /// (typically ``BlobStreamError/unsupportedURL(url:reason:)``).
     public typealias Factory = @Sendable (URL) throws(BlobStreamError) -> any BlobDataSource
 
-    private let factories: Mutex<[String: Factory]>
+    private let factories: LockedValue<[String: Factory]>
 
     /// The process-wide registry, with `file:`, `http:` and `https:` registered.
     public static let shared: BlobURLRegistry = {
@@ -31,7 +31,7 @@ public final class BlobURLRegistry: Sendable {
 
     /// Creates an empty registry (not even `file:`), for tests or isolated configurations.
     public init() {
-        factories = Mutex([:])
+        factories = LockedValue([:])
     }
 
     /// Registers `factory` for `scheme` (case-insensitive), replacing any earlier registration.

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 internal import SystemCalls
 
 // One bridge each way between blocking and `async` code: blocking work awaited
@@ -43,7 +42,7 @@ package func withBlockingWork<T: Sendable>(
 /// ignored), waited for by any number of threads, none of which may be one of Swift's
 /// cooperative threads.
 package final class Handoff<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
+    private let value = LockedValue<Value?>(nil)
     private let ready = DispatchSemaphore(value: 0)
 
     /// An empty handoff.

@@ -1,4 +1,5 @@
 import Synchronization
+internal import SystemCalls
 
 /// Which ``BlobInputStream`` a data source belongs to, across all the streams made over it.
 ///
@@ -32,7 +33,7 @@ enum SourceOwnership {
         var isUnused: Bool { owner == nil && closesRunning == 0 && waiting.isEmpty }
     }
 
-    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let entries = LockedValue<[ObjectIdentifier: Entry]>([:])
     private static let tenants = Atomic<Int>(0)
 
     /// A number no other stream has.

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+internal import SystemCalls
 #endif
 
 /// Serves every scheme of ``BlobURLRegistry/shared`` (except `http` and `https`, which stay
@@ -31,7 +31,7 @@ public final class BlobURLProtocol: URLProtocol {
     /// a few threads, and none of them is a thread of Dispatch's global pool, which Swift's
     /// tasks use on Linux and an app's blocked tasks could stall.
     private let queue = DispatchQueue(label: "BlobURLProtocol", target: SharedWorkQueues.next())
-    private static let wholeBodyLimit = Mutex<Int64>(1 << 30)
+    private static let wholeBodyLimit = LockedValue<Int64>(1 << 30)
 
     /// The largest body a completion-handler or `async` data task is given (1 GiB unless set):
     /// FoundationNetworking hands those tasks one `Data`, so the whole body is held in memory.

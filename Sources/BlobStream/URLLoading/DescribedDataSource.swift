@@ -1,11 +1,11 @@
-import Synchronization
+internal import SystemCalls
 
 /// Passes every call through to a source and keeps the description of its first successful
 /// open, because a response needs more of it (version, media type) than a
 /// ``BlobInputStream`` exposes. The stream still does all reopening and version checking.
 final class DescribedDataSource: ForwardingDataSource {
     let base: any BlobDataSource
-    private let first = Mutex<BlobSourceDescription?>(nil)
+    private let first = LockedValue<BlobSourceDescription?>(nil)
 
     init(_ base: any BlobDataSource) {
         self.base = base

@@ -1,4 +1,4 @@
-import Synchronization
+internal import SystemCalls
 
 /// One upload's use of an ``UploadJournal``: its key, its entry as last written, and the rule
 /// that the journal never fails the upload — a failure is reported once, and the upload goes on
@@ -18,10 +18,10 @@ final class UploadJournalSession: Sendable {
         var revision = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     /// Serializes writes; `written` is the revision on disk, so a writer that waited finds its
     /// change already written by the one before it and skips the write.
-    private let writing = Mutex(0)
+    private let writing = LockedValue(0)
 
     /// A session for the source named `sourceName` of `sourceVersion` and `length`, going to
     /// `destination`; `nil` without a journal or a version (such a source cannot be told apart

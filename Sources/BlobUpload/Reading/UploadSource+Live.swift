@@ -1,6 +1,6 @@
 import BlobStream
 import Foundation
-import Synchronization
+internal import SystemCalls
 
 extension UploadSource {
     /// Live data of unknown length — a recording camera, an encoder, a network relay — from
@@ -73,7 +73,7 @@ extension UploadSource {
 /// bytes that are gone.
 private final class StreamHandout: Sendable {
     private let dataSource: ReadOnceDataSource
-    private let handedOut = Mutex(false)
+    private let handedOut = LockedValue(false)
 
     init(_ dataSource: ReadOnceDataSource) {
         self.dataSource = dataSource

@@ -1,5 +1,6 @@
 import BlobStream
 import Synchronization
+internal import SystemCalls
 
 /// The version of the blob one upload reads, shared by every stream the upload opens on its
 /// source. A ``BlobInputStream`` compares versions across its own reopens; an upload that
@@ -11,7 +12,7 @@ import Synchronization
 /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``. Opens before any version is
 /// known cannot be compared, so the first one that reports one is pinned.
 final class VersionPin: Sendable {
-    private let pinnedVersion = Mutex<String?>(nil)
+    private let pinnedVersion = LockedValue<String?>(nil)
     /// Whether the pinned version came from an earlier run's record (``expect(_:)``).
     private let recorded = Atomic<Bool>(false)
 

@@ -1,7 +1,7 @@
 import BlobStream
 import Foundation
 internal import HTTP1
-import Synchronization
+internal import SystemCalls
 
 /// The cancellation state of one S3 operation, shared by its worker threads: cancelling
 /// interrupts every connection in use (``requests``)
@@ -16,7 +16,7 @@ final class S3Cancellation: Sendable {
     /// The requests' cancellation: the connections in use.
     let requests = HTTP1Cancellation()
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let condition = NSCondition()
 
     /// Whether ``cancel()`` was called.

@@ -1,6 +1,6 @@
 import BlobStream
 import Foundation
-import Synchronization
+internal import SystemCalls
 
 /// One call of ``S3Client/upload(_:key:options:resuming:events:)``, on its own thread: picks
 /// single `PutObject` or multipart, creates or resumes the upload, has the parts sent, and
@@ -156,7 +156,7 @@ struct S3UploadRun {
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A refused first connection is a server that is not there: no point in waiting.
         let (eTag, echoed) = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> (String, Bool) in
-            let written = Mutex<Int64>(0)
+            let written = LockedValue<Int64>(0)
             let answer = try wire.send(call, body: UnsafeRawBufferPointer(buffer), payloadHash: payloadHash, cancellation: cancellation) {
                 [events] count in
                 events.send(.sent(sentBytes: written.withLock { $0 += Int64(count); return $0 }, totalBytes: length))

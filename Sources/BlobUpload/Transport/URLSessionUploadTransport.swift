@@ -3,8 +3,8 @@ import Foundation
 internal import HTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+internal import SystemCalls
 #endif
-import Synchronization
 
 /// The answer to one request: status, headers (looked up case-insensitively) and body.
 struct HTTPReply: Sendable {
@@ -150,7 +150,7 @@ private final class PendingCall: Sendable {
     /// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
     /// frees that queue.
     private let interrupter: Interrupter
-    private let state = Mutex<State>(State())
+    private let state = LockedValue<State>(State())
 
     private struct State {
         var continuation: CheckedContinuation<Result<HTTPReply, BlobUploadError>, Never>?
@@ -252,7 +252,7 @@ private final class PendingCall: Sendable {
 private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
     private let call: PendingCall
     private let hasBody: Bool
-    private let followed = Mutex(0)
+    private let followed = LockedValue(0)
 
     init(call: PendingCall, refuses: Bool) {
         self.call = call

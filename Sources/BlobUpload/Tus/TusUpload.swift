@@ -1,8 +1,8 @@
 import BlobStream
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+internal import SystemCalls
 #endif
 
 /// One run of ``TusClient/upload(_:resuming:options:events:)``: the state machine that
@@ -132,7 +132,7 @@ final class TusUpload {
         }
         reader.prefetchNext()
         let (emit, start, length) = (self.emit, offset, self.length)
-        let written = Mutex<Int64>(0)
+        let written = LockedValue<Int64>(0)
         let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body) { count in
             let sent = written.withLock { $0 += Int64(count); return $0 }
             emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + sent)))

@@ -1,6 +1,6 @@
-import Synchronization
 #if canImport(CBlobStreamTLS)
 internal import CBlobStreamTLS
+internal import SystemCalls
 #endif
 
 /// How the package's own client secures an `https:` connection: which certificate authorities
@@ -42,7 +42,7 @@ final class TLSContext: @unchecked Sendable {
         bs_tls_context_free(pointer)
     }
 
-    private static let made = Mutex<[TLSConfiguration: TLSContext]>([:])
+    private static let made = LockedValue<[TLSConfiguration: TLSContext]>([:])
 
     /// The context of `configuration`, made on first use.
     /// - Throws: ``HTTP1Error/network(reason:cause:)`` (``HTTP1Error/NetworkCause/secureConnectionFailed``)

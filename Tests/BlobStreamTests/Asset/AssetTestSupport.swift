@@ -3,6 +3,7 @@ import BlobTestSupport
 import Dispatch
 import Foundation
 import Synchronization
+import SystemCalls
 
 /// An in-memory ``AssetStore`` for tests: answers synchronously, on a queue, or never; counts
 /// resolves and reads of the sources it resolved; can make every source handed out so far go
@@ -25,7 +26,7 @@ final class MemoryAssetStore: AssetStore {
 
     let callbackQueue: AssetCallbackQueue
     private let answering: Answering
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     /// How many times `resolve` was called.
     let resolves = CallCounter()
     /// How many times sources this store resolved were read.
@@ -168,7 +169,7 @@ final class AssetTemporaryFolder: Sendable {
 
 /// Opens `source` and waits (at most `timeout` seconds) for its completion.
 func openAndWait(_ source: any BlobDataSource, timeout: Double = 10) -> Result<BlobSourceDescription, BlobStreamError>? {
-    let box = Mutex<Result<BlobSourceDescription, BlobStreamError>?>(nil)
+    let box = LockedValue<Result<BlobSourceDescription, BlobStreamError>?>(nil)
     let done = DispatchSemaphore(value: 0)
     source.open { result in
         box.withLock { $0 = result }

@@ -1,5 +1,6 @@
 import BlobStream
 import Synchronization
+import SystemCalls
 
 /// Decorates a store so that the sources it resolves go stale at chosen offsets, like
 /// `ALAssetRepresentation`s when the gallery changed, without changing the asset: a read that
@@ -8,11 +9,11 @@ import Synchronization
 /// continues past it.
 final class InvalidatingAssetStore: AssetStore {
     let base: any AssetStore
-    private let triggers: Mutex<Set<Int64>>
+    private let triggers: LockedValue<Set<Int64>>
 
     init(base: any AssetStore, invalidatingAt offsets: some Sequence<Int64>) {
         self.base = base
-        self.triggers = Mutex(Set(offsets))
+        self.triggers = LockedValue(Set(offsets))
     }
 
     /// How many triggers have not fired yet.

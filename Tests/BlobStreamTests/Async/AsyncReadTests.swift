@@ -1,7 +1,7 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// The async `read(into:)` of a stream, and digests computed with `await`.
@@ -43,7 +43,7 @@ import Testing
 
     @Test func cancellingAWaitingReadClosesTheSource() async throws {
         let source = ProbeDataSource(bytes: Array(repeating: 3, count: 500_000))
-        let parked = Mutex(false)
+        let parked = LockedValue(false)
         source.onRead { offset, _ in
             guard offset >= 100_000 else { return .serve }
             parked.withLock { $0 = true }
@@ -109,7 +109,7 @@ import Testing
     @Test func aDigestOfABlobThatChangesWhileItIsReadThrows() async throws {
         // The handle goes stale after the first mebibyte, and the reopen finds version 2.
         let source = ProbeDataSource(bytes: Array(repeating: 1, count: 3_000_000), versions: ["v1", "v2"])
-        let stale = Mutex(false)
+        let stale = LockedValue(false)
         source.onRead { offset, _ in
             guard offset >= 1 << 20, !stale.withLock({ $0 }) else { return .serve }
             stale.withLock { $0 = true }

@@ -1,7 +1,7 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// How a ``BlobChunks`` iteration ends: cancellation closes the source at once, a dropped
@@ -9,14 +9,14 @@ import Testing
 @Suite struct BlobChunksLifecycleTests {
     @Test func cancellingAWaitingIterationClosesTheSourceAndThrowsCancellationError() async throws {
         let source = ProbeDataSource(bytes: TempFiles.pseudoRandomBytes(count: 1_000_000, seed: 11))
-        let parked = Mutex<(@Sendable () -> Void)?>(nil)
+        let parked = LockedValue<(@Sendable () -> Void)?>(nil)
         // The third read finds nothing and keeps its wake-up: the iteration waits for bytes.
         source.onRead { offset, whenReadable in
             guard offset >= 200_000 else { return .serve }
             parked.withLock { $0 = whenReadable }
             return .answer(.wouldBlock)
         }
-        let received = Mutex(0)
+        let received = LockedValue(0)
         let task = Task {
             for try await chunk in BlobChunks(dataSource: source, chunkSize: 100_000) {
                 received.withLock { $0 += chunk.count }

@@ -1,7 +1,7 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// ``HTTPDataSource/Configuration/headerProvider``: asked before each request, once more
@@ -21,7 +21,7 @@ import Testing
     @Test func aRefusedRequestIsSentAgainWithRenewedFields() async throws {
         let server = try ScriptedHTTPServer { Self.guarded($0) }
         defer { server.stop() }
-        let asked = Mutex<[HeaderRequest]>([])
+        let asked = LockedValue<[HeaderRequest]>([])
         let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
         let configuration = HTTPDataSource.Configuration(headerProvider: { request in
             asked.withLock { $0.append(request) }
@@ -94,7 +94,7 @@ import Testing
             ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "http://localhost:\(other.port)/blob"])
         }
         defer { origin.stop() }
-        let asked = Mutex<[URL]>([])
+        let asked = LockedValue<[URL]>([])
         let url = URL(string: "http://127.0.0.1:\(origin.port)/away")!
         let configuration = HTTPDataSource.Configuration(headerProvider: { request in
             asked.withLock { $0.append(request.url) }

@@ -1,7 +1,7 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// Hundreds of asynchronous streams share a bounded set of threads: a stream's background work
@@ -61,7 +61,7 @@ import Testing
 
 /// The threads that have read a source.
 final class ThreadRecord: @unchecked Sendable {
-    private let ids = Mutex<Set<pthread_t>>([])
+    private let ids = LockedValue<Set<pthread_t>>([])
 
     func note() {
         let id = pthread_self()

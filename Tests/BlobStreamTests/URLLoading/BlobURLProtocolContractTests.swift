@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SystemCalls
 #endif
 
 /// `BlobURLProtocol` under the contract checker (issue 19, class 3): one registered data source
@@ -25,7 +26,7 @@ import FoundationNetworking
         for pass in 0..<5 {
             // Cancelled from another thread as its second read starts: the next request comes
             // while that read still runs.
-            let task = Mutex<Task<(Data, URLResponse), any Error>?>(nil)
+            let task = LockedValue<Task<(Data, URLResponse), any Error>?>(nil)
             let reads = Atomic<Int>(0)
             source.whenReading { _ in
                 guard reads.add(1, ordering: .relaxed).newValue == 2 else { return }

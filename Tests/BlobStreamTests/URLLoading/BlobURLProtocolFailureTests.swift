@@ -1,10 +1,10 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SystemCalls
 #endif
 
 /// Failures end the task with the typed error, never with short data; cancellation closes the
@@ -82,7 +82,7 @@ import FoundationNetworking
     func sourceThatChangesVersionFailsTheTask(delegateTask: Bool) async throws {
         let bytes = TempFiles.pseudoRandomBytes(count: 2 << 20, seed: 12)
         let source = ProbeDataSource(bytes: bytes, versions: ["v1", "v2"], preferredBlockSize: 256 << 10)
-        let invalidated = Mutex(false)
+        let invalidated = LockedValue(false)
         source.onRead { offset, _ in
             guard offset >= 1 << 20 else { return .serve }
             return invalidated.withLock { done in

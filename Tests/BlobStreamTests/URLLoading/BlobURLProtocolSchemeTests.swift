@@ -1,10 +1,10 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SystemCalls
 #endif
 
 /// A source that generates its bytes (byte `i` is `i * 31 + 7`), like the README's example of
@@ -175,7 +175,7 @@ final class GeneratedDataSource: BlobDataSource {
 
 /// Holds every first read of the sources that ask it, until ``release()``.
 private final class StallGate: Sendable {
-    private let state = Mutex<(released: Bool, held: [@Sendable () -> Void])>((false, []))
+    private let state = LockedValue<(released: Bool, held: [@Sendable () -> Void])>((false, []))
 
     var heldCount: Int { state.withLock { $0.held.count } }
 

@@ -1,10 +1,10 @@
 import BlobStream
 import BlobTestSupport
 import Foundation
-import Synchronization
 import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import SystemCalls
 #endif
 
 /// A source that claims a length it would take forever to read (and more memory than exists to
@@ -12,7 +12,7 @@ import FoundationNetworking
 private final class ClaimingDataSource: BlobDataSource {
     let resourceName: String
     let length: Int64
-    private let closed = Mutex(false)
+    private let closed = LockedValue(false)
 
     init(url: URL, length: Int64) {
         resourceName = url.absoluteString

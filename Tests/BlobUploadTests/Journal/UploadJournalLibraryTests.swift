@@ -2,7 +2,7 @@ import BlobStream
 import BlobTestSupport
 @testable import BlobUpload
 import Foundation
-import Synchronization
+import SystemCalls
 import Testing
 
 /// The journal through the library: an app's own journal (the protocol) continues a cancelled
@@ -10,7 +10,7 @@ import Testing
 @Suite struct UploadJournalLibraryTests {
     /// A journal an app keeps in memory.
     final class MemoryJournal: UploadJournal {
-        let entries = Mutex<[UploadJournalKey: UploadJournalEntry]>([:])
+        let entries = LockedValue<[UploadJournalKey: UploadJournalEntry]>([:])
         func entry(for key: UploadJournalKey) throws(UploadJournalError) -> UploadJournalEntry? { entries.withLock { $0[key] } }
         func record(_ entry: UploadJournalEntry) throws(UploadJournalError) { entries.withLock { $0[entry.key] = entry } }
         func remove(_ key: UploadJournalKey) throws(UploadJournalError) { _ = entries.withLock { $0.removeValue(forKey: key) } }

@@ -3,6 +3,7 @@ import BlobTestSupport
 @testable import BlobUpload
 import Foundation
 import Synchronization
+import SystemCalls
 import Testing
 
 /// The S3 part readers under the contract checker (issue 19, class 3): every data source an
@@ -15,9 +16,9 @@ import Testing
         let size = 4 * 5 * 1024 * 1024 + 17
         let path = try makeRandomFile(size: size, seed: 67)
         defer { TempFiles.remove(path) }
-        let made = Mutex<[ContractCheckingSource]>([])
+        let made = LockedValue<[ContractCheckingSource]>([])
         let reading = Atomic<Int>(0)
-        let task = Mutex<Task<S3UploadResult, any Error>?>(nil)
+        let task = LockedValue<Task<S3UploadResult, any Error>?>(nil)
         let source = UploadSource.dataSource(name: path) {
             let checked = ContractCheckingSource(FileDataSource(path: path), readDelay: 0.002)
             // The first upload is cancelled from another thread as its eighth read starts: a

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+internal import SystemCalls
 
 /// Where an ``AssetStore`` runs its completion handlers, declared so that a synchronous stream
 /// can tell, before it blocks a thread, that the store could never answer: the store needs the
@@ -64,7 +64,7 @@ public struct AssetCallbackQueue: Sendable, CustomStringConvertible {
 /// targets a marked queue is recognised too.
 private final class QueueMarker: Sendable {
     private static let key = DispatchSpecificKey<QueueMarker>()
-    private static let markingLock = Mutex(())
+    private static let markingLock = LockedValue(())
 
     /// The marker on `queue`, setting a new one if it has none.
     static func mark(_ queue: DispatchQueue) -> QueueMarker {

@@ -1,4 +1,5 @@
 import Synchronization
+internal import SystemCalls
 
 /// Streams one asset of any ``AssetStore``: every open resolves the identifier again and opens
 /// the data source the store resolved it to, which reads go to. A resolved source that goes
@@ -48,7 +49,7 @@ public final class AssetDataSource: BlobDataSource {
         var length: Int64?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let sourceReads = Atomic<Int>(0)
     private let resolutions = Atomic<Int>(0)
 

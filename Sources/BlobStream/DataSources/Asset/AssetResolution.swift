@@ -1,4 +1,4 @@
-import Synchronization
+internal import SystemCalls
 
 /// One source an ``AssetStore`` resolved for one open of an ``AssetDataSource``, and when it may
 /// be closed.
@@ -19,7 +19,7 @@ final class AssetResolution: Sendable {
         var closeWanted = false
         var closed = false
     }
-    private let flags = Mutex(Flags())
+    private let flags = LockedValue(Flags())
 
     init(_ source: any BlobDataSource) {
         self.source = source

@@ -32,12 +32,12 @@ final class DirectoryAssetSource: BlobDataSource {
     private let status: stat
     private let length: Int64
     /// The opened file; `nil` once closed.
-    private let file: Mutex<OpenedFile?>
+    private let file: LockedValue<OpenedFile?>
     private let stale = Atomic<Bool>(false)
 
     /// Takes `file`, the opened regular file at `path` of asset `identifier`.
     init(file: OpenedFile, path: String, identifier: String) {
-        self.file = Mutex(file)
+        self.file = LockedValue(file)
         self.path = path
         self.status = file.status
         self.length = Int64(file.status.st_size)

@@ -6,7 +6,6 @@ import Musl
 import Darwin
 #endif
 internal import SystemCalls
-import Synchronization
 
 /// Streams a regular file with `pread` on one descriptor; the file is never copied.
 ///
@@ -41,7 +40,7 @@ public final class FileDataSource: BlobDataSource {
 
     /// The path of the file.
     public let path: String
-    private let opened = Mutex<Handle?>(nil)
+    private let opened = LockedValue<Handle?>(nil)
     /// What every `fstat` of this source goes through: the version but in tests, which stand
     /// in a filesystem whose sizes lie.
     private let statusSeen: @Sendable (stat) -> stat

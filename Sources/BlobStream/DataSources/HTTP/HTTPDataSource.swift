@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 internal import HTTP1
+internal import SystemCalls
 
 /// Streams a blob from an HTTP(S) server with `GET` and `Range`, in bounded memory, resuming
 /// after dropped connections, and never mixing two versions of the blob.
@@ -98,7 +98,7 @@ public final class HTTPDataSource: BlobDataSource {
     /// The settings given at creation.
     public let configuration: Configuration
 
-    let state = Mutex(State())
+    let state = LockedValue(State())
     /// Why this source can never open (a bad URL or header), found at creation.
     private let setupProblem: BlobStreamError?
 

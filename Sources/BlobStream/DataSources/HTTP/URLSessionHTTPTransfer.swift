@@ -2,8 +2,8 @@ import Foundation
 internal import HTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+internal import SystemCalls
 #endif
-import Synchronization
 
 /// A range request through URLSession: the transport for `https:` (TLS comes with it), and for
 /// `http:` when ``HTTPDataSource/Transport/urlSession`` is chosen.
@@ -37,7 +37,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     private let idleTimeout: TimeInterval
     private let minimumSpeed: MinimumSpeed
     private weak let sink: (any HTTPTransferSink)?
-    private let progress: Mutex<Progress>
+    private let progress: LockedValue<Progress>
 
     /// - Parameters:
     ///   - id: How the transfer names itself to `sink`.
@@ -56,7 +56,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         self.idleTimeout = idleTimeout
         self.minimumSpeed = minimumSpeed
         self.sink = sink
-        progress = Mutex(Progress())
+        progress = LockedValue(Progress())
     }
 
     func start() {

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+internal import SystemCalls
 #endif
-import Synchronization
 
 /// The one URLSession every ``URLSessionHTTPTransfer`` uses, and its delegate, which hands each
 /// task's events to the transfer that started it.
@@ -27,7 +27,7 @@ final class URLSessionTransferRouter: NSObject, URLSessionDataDelegate, Sendable
         return URLSession(configuration: configuration, delegate: shared, delegateQueue: queue)
     }()
 
-    private let transfers = Mutex<[Int: URLSessionHTTPTransfer]>([:])
+    private let transfers = LockedValue<[Int: URLSessionHTTPTransfer]>([:])
 
     /// Routes the events of `task` to `transfer` until the task completes.
     func register(_ transfer: URLSessionHTTPTransfer, for task: URLSessionTask) {

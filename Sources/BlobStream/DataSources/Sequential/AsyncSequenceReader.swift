@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+internal import SystemCalls
 
 /// The pulling side of ``AsyncSequenceDataSource``: hands the sequence's elements to reads, one
 /// element at a time. It assumes what its ``ReadOnceDataSource`` ensures: one open, reads in
@@ -17,7 +17,7 @@ where Chunks.Element: Collection & Sendable, Chunks.Element.Element == UInt8 {
 
     /// What the reads and the pulling task share.
     private final class Channel: Sendable {
-        let state = Mutex(State())
+        let state = LockedValue(State())
 
         struct State {
             var opened = false

@@ -7,7 +7,6 @@ import Darwin
 #endif
 import Dispatch
 internal import SystemCalls
-import Synchronization
 
 /// The descriptor side of ``PipeDataSource``: reads what arrives without ever waiting, and
 /// watches the descriptor when nothing is there. It assumes what its ``ReadOnceDataSource``
@@ -16,7 +15,7 @@ final class PipeReader: BlobDataSource {
     /// How errors name the input: its path, or `-` for standard input.
     let resourceName: String
     private let origin: Origin
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let watchQueue = DispatchQueue(label: "BlobStream.PipeDataSource.watch")
 
     private enum Origin {

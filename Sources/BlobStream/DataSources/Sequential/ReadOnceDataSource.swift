@@ -1,4 +1,4 @@
-import Synchronization
+internal import SystemCalls
 
 /// The one read-once rule of the package's sequential sources (``PipeDataSource``,
 /// ``AsyncSequenceDataSource``), as a decorator: its base is opened once, and read from its
@@ -13,7 +13,7 @@ public final class ReadOnceDataSource: ForwardingDataSource {
     /// The sequential source.
     public let base: any BlobDataSource
     private let kind: String
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     private struct State {
         var opening = false
