@@ -15,14 +15,14 @@ import Darwin
 /// Not recursive: `body` must not take the same lock again.
 package final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    private var storage: Value
 
     /// Guards `value`.
     package init(_ value: consuming Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        self.value = value
+        storage = value
     }
 
     deinit {
@@ -34,6 +34,6 @@ package final class LockedValue<Value: ~Copyable>: @unchecked Sendable {
     package func withLock<Result: ~Copyable, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemCalls
 
 /// A stream delegate that counts events, runs per-event actions, and lets a test wait for a
 /// terminal event.
@@ -114,16 +115,17 @@ public struct Unchecked<Value>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
 }
 
-/// A value shared between a test and the threads or callbacks it waits for.
-public final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: Value
-    public init(_ value: Value) { storage = value }
+/// A value shared between a test and the threads or callbacks it waits for: the package's
+/// one lock-guarded value, with a getter and setter for tests.
+package typealias Locked = LockedValue
+
+extension LockedValue {
     /// The value, read or replaced under the lock.
-    public var value: Value {
-        get { lock.withLock { storage } }
-        set { lock.withLock { storage = newValue } }
+    package var value: Value {
+        get { withLock { $0 } }
+        set { withLock { $0 = newValue } }
     }
+
     /// Changes the value in place under the lock.
-    public func mutate<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&storage) } }
+    package func mutate<R>(_ body: (inout Value) -> R) -> R { withLock(body) }
 }
