@@ -101,6 +101,27 @@ import Testing
         #expect(held == [1, 2, 3])
     }
 
+    /// A seek or a close drops the held bytes anyway: the source gets an empty buffer, not a
+    /// copy, and still never the lent one.
+    @Test func aTransferCancelledToDropTheBytesLeavesAnEmptyBuffer() throws {
+        let url = URL(string: "http://127.0.0.1:9/blob")!
+        let source = HTTPDataSource(url: url)
+        let request = HTTPRangeRequest(url: url, first: 0, extraFields: [:], credentialFields: [])
+        try source.state.withLock { s in
+            s.buffer = ReadAheadBuffer(capacity: 16)
+            _ = write([1, 2, 3], to: s.buffer!)
+            s.transfer = HTTPDataSource.ActiveTransfer(
+                id: 7, object: IdleTransfer(), request: request, usesURLSession: false, redirects: 0)
+            let lent = try #require(s.buffer!.lend(limit: 16))
+            var effects = HTTPDataSource.Effects()
+            source.cancelTransfer(&s, &effects, keepingBuffered: false)
+            #expect(s.buffer !== lent.buffer)
+            #expect(s.buffer?.count == 0)
+            #expect(s.buffer?.capacity == 16)
+            #expect(effects.cancel.count == 1)
+        }
+    }
+
     private final class IdleTransfer: HTTPTransfer {
         func start() {}
         func cancel() {}

@@ -129,13 +129,16 @@ extension HTTPDataSource {
 
     /// Stops the running transfer, if any, and releases a thread waiting for room. A buffer
     /// lent to its receive is left to it (that receive may still be writing), and the source
-    /// goes on with a copy of the bytes held: no later transfer ever writes where it does.
-    func cancelTransfer(_ s: inout State, _ effects: inout Effects) {
+    /// goes on with a copy of the bytes held, or with an empty buffer when the caller drops
+    /// them anyway (`keepingBuffered` false: a seek, a close): no later transfer ever writes
+    /// where the cancelled receive does.
+    func cancelTransfer(_ s: inout State, _ effects: inout Effects, keepingBuffered: Bool = true) {
         guard let transfer = s.transfer else { return }
         effects.cancel.append(transfer.object)
         if let semaphore = transfer.spaceWaiter { effects.signal.append(semaphore) }
         s.transfer = nil
-        if let buffer = s.buffer, buffer.isLent { s.buffer = buffer.copyHeldBytes() }
+        guard let buffer = s.buffer, buffer.isLent else { return }
+        s.buffer = keepingBuffered ? buffer.copyHeldBytes() : ReadAheadBuffer(capacity: buffer.capacity)
     }
 
     /// Calls the waiting reader back.

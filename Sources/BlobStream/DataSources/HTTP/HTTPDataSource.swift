@@ -218,7 +218,7 @@ public final class HTTPDataSource: BlobDataSource {
                 if let failure = s.failure { return .failed(failure) }
             } else if offset != s.frontier {
                 // A seek: what is buffered is not what the reader wants.
-                cancelTransfer(&s, &effects)
+                cancelTransfer(&s, &effects, keepingBuffered: false)
                 s.buffer?.removeAll()  // not `ring`: a buffer lent to the cancelled transfer was replaced
                 s.bufferStart = offset
                 s.failure = nil
@@ -252,7 +252,7 @@ public final class HTTPDataSource: BlobDataSource {
     }
 
     private func closeNow(_ s: inout State, _ effects: inout Effects) {
-        cancelTransfer(&s, &effects)
+        cancelTransfer(&s, &effects, keepingBuffered: false)
         if let completion = s.pendingOpen { effects.open = (completion, .failure(.closed)) }
         s.pendingOpen = nil
         s.isOpen = false
