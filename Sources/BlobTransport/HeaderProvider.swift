@@ -32,4 +32,15 @@ public struct HeaderRequest: Sendable, Hashable {
 
     /// The statuses that make a client ask its provider again and retry once: 401 and 403.
     public static let refreshingStatuses: Set<Int> = [401, 403]
+
+    /// The rule every client follows after the server answered this request with `status`:
+    /// the request to ask the provider for once more (``refusedStatus`` set) when this was its
+    /// first try and `status` is 401 or 403; `nil` otherwise, and a second refusal is the
+    /// request's answer.
+    public func renewal(after status: Int) -> HeaderRequest? {
+        guard refusedStatus == nil, Self.refreshingStatuses.contains(status) else { return nil }
+        var again = self
+        again.refusedStatus = status
+        return again
+    }
 }

@@ -206,7 +206,7 @@ public final class StreamedUploader: Sendable {
                 body.stream, to: url, method: method, headers: headers, expectedLength: source.length, refusedStatus: nil,
                 progress: progress)
         } catch .httpStatus(_, _, let status, _) where headerProvider != nil && !source.isLive
-            && HeaderRequest.refreshingStatuses.contains(status) {
+            && HeaderRequest(method: method, url: url).renewal(after: status) != nil {
             // Refused for its credentials: a source read again from its first byte can be sent
             // once more, with the provider's renewed fields.
             let again = try source.stream(at: 0, pinnedTo: pin)

@@ -25,13 +25,12 @@ extension TusClient {
         guard let headerProvider else {
             return try await sendOnce(method, url, fields: fields, body: body, tusResumable: tusResumable, observe: observe)
         }
-        var request = HeaderRequest(method: method, url: url)
+        let request = HeaderRequest(method: method, url: url)
         let provided = try Self.refuseOwned(await headerProvider(request), by: "the header provider")
         let reply = try await sendOnce(
             method, url, fields: fields.merging(provided, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
-        guard HeaderRequest.refreshingStatuses.contains(reply.statusCode) else { return reply }
-        request.refusedStatus = reply.statusCode
-        let renewed = try Self.refuseOwned(await headerProvider(request), by: "the header provider")
+        guard let renewal = request.renewal(after: reply.statusCode) else { return reply }
+        let renewed = try Self.refuseOwned(await headerProvider(renewal), by: "the header provider")
         return try await sendOnce(
             method, url, fields: fields.merging(renewed, uniquingKeysWith: { $1 }), body: body, tusResumable: tusResumable, observe: observe)
     }

@@ -18,6 +18,19 @@ import Testing
             status: "206 Partial Content", fields: ["Content-Range": "bytes 0-39999/40000", "ETag": "\"p1\""], body: bytes)
     }
 
+    /// The one rule all three clients (HTTP source, tus, streamed PUT) follow.
+    @Test func onlyAFirstTryRefusedWith401Or403IsRenewed() throws {
+        let first = HeaderRequest(method: "PATCH", url: URL(string: "https://example.com/files/1")!)
+        for status in [401, 403] {
+            let renewal = try #require(first.renewal(after: status))
+            #expect(renewal == HeaderRequest(method: "PATCH", url: first.url, refusedStatus: status))
+            #expect(renewal.renewal(after: 401) == nil, "a second refusal is the answer")
+        }
+        for status in [200, 204, 400, 404, 407, 500] {
+            #expect(first.renewal(after: status) == nil)
+        }
+    }
+
     @Test func aRefusedRequestIsSentAgainWithRenewedFields() async throws {
         let server = try ScriptedHTTPServer { Self.guarded($0) }
         defer { server.stop() }

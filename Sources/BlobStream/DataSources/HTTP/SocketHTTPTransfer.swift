@@ -25,9 +25,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
         /// Cancelled, refused by the sink, or redirected: nothing (more) to report.
         case quietly
         case failure(HTTPTransferFailure)
-        /// Refused (401 or 403) with the header provider's fields: it is asked again, and the
-        /// request sent once more.
-        case refused(statusCode: Int)
+        /// Refused (401 or 403) with the header provider's fields: it is asked again with this
+        /// renewal, and the request sent once more.
+        case refused(HeaderRequest)
     }
 
     private let id: Int
@@ -87,22 +87,21 @@ final class SocketHTTPTransfer: HTTPTransfer {
     /// Runs the request, and once more when the header provider renews the fields of a
     /// request refused with 401 or 403.
     private func exchange() throws(Stop) {
-        var refusedStatus: Int?
+        var asked = HeaderRequest(method: "GET", url: request.url)
         while true {
             do {
-                let head = request.requestHead(adding: try providedFields(refusedStatus: refusedStatus))
-                return try exchange(head, mayRenew: request.headerProvider != nil && refusedStatus == nil)
-            } catch .refused(let status) {
-                refusedStatus = status
+                let head = request.requestHead(adding: try providedFields(for: asked))
+                return try exchange(head, renewing: request.headerProvider == nil ? nil : asked)
+            } catch .refused(let renewal) {
+                asked = renewal
             }
         }
     }
 
-    /// The header provider's fields for a request refused with `refusedStatus` (or a first
-    /// try), waited for on this thread (a thread of its own, never one of Swift's pool).
-    private func providedFields(refusedStatus: Int?) throws(Stop) -> [String: String] {
+    /// The header provider's fields for `asked` (a first try, or a renewal after a refusal),
+    /// waited for on this thread (a thread of its own, never one of Swift's pool).
+    private func providedFields(for asked: HeaderRequest) throws(Stop) -> [String: String] {
         guard let provider = request.headerProvider else { return [:] }
-        let asked = HeaderRequest(method: "GET", url: request.url, refusedStatus: refusedStatus)
         // On dispatch's threads: code that blocks on this transfer may hold the whole pool. A
         // provider that fetches its token from a slow server gets the request's time-out, and a
         // cancelled transfer stops waiting for it.
@@ -122,8 +121,9 @@ final class SocketHTTPTransfer: HTTPTransfer {
     }
 
     /// Runs `head` on the request loop (``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)``);
-    /// `mayRenew`: a 401 or 403 is ``Stop/refused(statusCode:)``.
-    private func exchange(_ head: HTTPRequestHead, mayRenew: Bool) throws(Stop) {
+    /// `renewing`: the provider's request for `head`, whose refusal is ``Stop/refused(_:)`` when
+    /// it has a renewal (``HeaderRequest/renewal(after:)``).
+    private func exchange(_ head: HTTPRequestHead, renewing: HeaderRequest?) throws(Stop) {
         guard let endpoint = head.endpoint else {
             throw .failure(.unusable(reason: "the URL has no host, or a port outside 1...65535"))
         }
@@ -142,7 +142,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
                 var leftover: [UInt8] = []
                 let answer = try connection.readResponseHead(wait: requestWait, buffer: &leftover)
                 switch Result(catching: { () throws(Stop) in
-                    try respond(to: answer, leftover: leftover, on: connection, mayRenew: mayRenew)
+                    try respond(to: answer, leftover: leftover, on: connection, renewing: renewing)
                 }) {
                 case .success(let reusable): return ((), reusable)
                 case .failure(let error):
@@ -159,10 +159,10 @@ final class SocketHTTPTransfer: HTTPTransfer {
     /// Follows up the response head: reports a redirect, or delivers the body. Returns whether
     /// the connection can carry another request.
     private func respond(
-        to answer: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection, mayRenew: Bool
+        to answer: HTTPResponseHead, leftover: [UInt8], on connection: HTTP1Connection, renewing: HeaderRequest?
     ) throws(Stop) -> Bool {
-        if mayRenew, HeaderRequest.refreshingStatuses.contains(answer.statusCode) {
-            throw .refused(statusCode: answer.statusCode)
+        if let renewal = renewing?.renewal(after: answer.statusCode) {
+            throw .refused(renewal)
         }
         if let location = answer.redirectLocation {
             sink?.transfer(id, redirectedTo: location, statusCode: answer.statusCode)
