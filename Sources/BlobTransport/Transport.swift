@@ -50,8 +50,8 @@ public struct Transport: Sendable, Hashable {
     }
 
     /// The client for a request to `url`: the package's own for `http:`, and for `https:` where
-    /// ``TLSTrust/isAvailable``, with ``automatic``; URLSession for everything else. The one rule
-    /// every client of the package applies.
+    /// ``TLSTrust/isAvailable``, with ``automatic``; URLSession for everything else. Every client of
+    /// the package asks it.
     package func route(for url: URL) -> Route {
         guard client == .own else { return .urlSession }
         switch url.scheme?.lowercased() {

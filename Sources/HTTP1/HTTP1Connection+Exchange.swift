@@ -37,7 +37,7 @@ extension HTTP1Connection {
 
     /// The answer a server sent before the whole request went out, if it is a refusal (3xx and
     /// up), never reusable; `nil` for none, or for a success, which cannot confirm a body the
-    /// server had not seen the end of. The one rule for every sender that stops early.
+    /// server had not seen the end of. Every sender that stops early asks it.
     package func earlyRefusal(
         method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
     ) -> HTTP1Answer? {

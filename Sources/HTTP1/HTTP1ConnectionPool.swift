@@ -62,7 +62,7 @@ package struct HTTP1ReusePolicy: Sendable {
 }
 
 extension HTTP1ConnectionPool {
-    /// The one request loop of the package's clients (tus, the streamed PUT's probes, S3):
+    /// The request loop of the package's clients (tus, the streamed PUT's probes, S3):
     /// takes an idle connection to `endpoint` as `policy` allows, or connects a new one (TLS
     /// with `trust` for a secure endpoint) within `connectTimeout`; runs `exchange` on it, with
     /// `cancellation` watching it; pools it again when the answer leaves it reusable; and sends

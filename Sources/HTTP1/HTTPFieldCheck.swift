@@ -1,4 +1,4 @@
-/// The one check of header fields before they are written: a request head is written verbatim,
+/// The check of header fields before they are written: a request head is written verbatim,
 /// so a CR or LF in a value would end the field and let the rest inject fields (or a whole
 /// second request), a NUL would cut it short, and a name that is not an HTTP token (a ':', a
 /// space) would parse as another field.

@@ -3,8 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Waiting for a child `Process` without `waitUntilExit()`: the one way the tests and the
-/// benchmark wait for the programs they run.
+/// Waiting for a child `Process` without `waitUntilExit()`: how the tests and the benchmark
+/// wait for the programs they run.
 ///
 /// `waitUntilExit()` spins the calling thread's run loop until Foundation's own child handling
 /// reaps the child. In loaded suite runs Foundation has left children zombies it never reaped

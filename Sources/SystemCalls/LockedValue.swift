@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// A value that only one thread at a time may touch: the package's mutex, on `pthread_mutex_t`.
+/// A value that only one thread at a time may touch, guarded by a `pthread_mutex_t`.
 ///
 /// Not `Synchronization.Mutex`: on Linux its lock and unlock run inside a library that
 /// ThreadSanitizer does not instrument, so every access it orders is reported as a data race,

@@ -5,7 +5,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The one place the command line turns library errors into the sentence a user reads, so
+/// Where the command line turns library errors into the sentence a user reads, so
 /// every command says the same thing the same way:
 ///
 /// - an HTTP error shows its status, its reason and at most one line of a plain-text body

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The one check for URLs a command sends requests to (`put`'s target, `upload`'s endpoint
+/// The check for URLs a command sends requests to (`put`'s target, `upload`'s endpoint
 /// and `--resume`): an absolute `http:` or `https:` URL with a host. Anything else is refused
 /// before a request is made, so a typo never turns into retries or a confusing network error.
 enum HTTPURLArgument {

@@ -57,7 +57,7 @@ enum S3Support {
         }
     }
 
-    /// The one line for `error`: transfer errors as every command words them, S3's own as
+    /// The line for `error`: transfer errors as every command words them, S3's own as
     /// ``S3Error/description`` (which names bucket, key, upload and part).
     static func message(_ error: S3Error, subject: String) -> String {
         if case .transfer(let failure) = error { return ErrorPresenter.message(failure, subject: subject, of: name(failure)) }

@@ -115,8 +115,8 @@ public struct Unchecked<Value>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
 }
 
-/// A value shared between a test and the threads or callbacks it waits for: the package's
-/// one lock-guarded value, with a getter and setter for tests.
+/// A value shared between a test and the threads or callbacks it waits for: a
+/// ``LockedValue``, with a getter and setter for tests.
 package typealias Locked = LockedValue
 
 extension LockedValue {

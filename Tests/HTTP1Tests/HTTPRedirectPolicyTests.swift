@@ -2,7 +2,7 @@ import Foundation
 @testable import HTTP1
 import Testing
 
-/// The package's one redirect rule, without a network: every client maps these decisions to its
+/// The redirect rule, without a network: every client maps these decisions to its
 /// own errors (the HTTP source, the upload clients and S3 are tested against servers elsewhere).
 struct HTTPRedirectPolicyTests {
     let origin = URL(string: "https://files.example/a/b?x=1")!

@@ -2,7 +2,7 @@ import Foundation
 import HTTP1
 import Testing
 
-/// A head with a caller's fields exists only checked: the package's one field check runs when
+/// A head with a caller's fields exists only checked: the field check runs when
 /// it is built, and the writer then writes what it holds.
 @Suite struct HTTPRequestHeadTests {
     private let url = URL(string: "http://127.0.0.1:8080/files/a?x=1")!

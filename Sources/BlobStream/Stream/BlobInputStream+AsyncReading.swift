@@ -42,7 +42,7 @@ extension BlobInputStream {
         }
     }
 
-    /// The one asynchronous wait, shared by the async `read` and ``BlobChunks``: tries
+    /// The asynchronous wait, shared by the async `read` and ``BlobChunks``: tries
     /// `attempt` until it has an answer, suspending the task (never a thread) while the stream
     /// has nothing, and running a queued refill on this thread rather than waiting for one.
     /// Starts listening to the stream's changes at the first wait unless `listening` already,

@@ -1,7 +1,7 @@
 import Foundation
 
-/// How the stream runs its ``StreamMachine``: a transition under the one lock, its effects
-/// after it, source calls without it, and the one wait.
+/// How the stream runs its ``StreamMachine``: a transition under its lock, its effects
+/// after it, source calls without it, and the wait.
 extension BlobInputStream {
     /// Runs `body` on the machine with the lock held, then carries out its effects.
     func transition<T>(_ body: (inout StreamMachine, inout StreamEffects) -> T) -> T {
@@ -46,7 +46,7 @@ extension BlobInputStream {
         effects = StreamEffects()
     }
 
-    /// The one way the stream calls its source: without the lock (held on entry and on return),
+    /// How the stream calls its source: without the lock (held on entry and on return),
     /// the machine having counted the call as in flight when it asked for it; then hands the
     /// answer to the machine, whose effects are settled before this returns.
     func withSourceCall<Answer, Next>(
@@ -62,7 +62,7 @@ extension BlobInputStream {
         return next
     }
 
-    /// The one wait: with the lock held, until `done` holds or `deadline` (if any) passes;
+    /// The wait: with the lock held, until `done` holds or `deadline` (if any) passes;
     /// returns whether `done` holds. (`NSCondition.wait(until: .distantFuture)` traps on Linux.)
     @discardableResult
     func wait(until deadline: Date? = nil, for done: (borrowing StreamMachine) -> Bool) -> Bool {

@@ -17,7 +17,7 @@ package enum ReadLoopStop: Sendable, Equatable {
 }
 
 extension InputStream {
-    /// The package's one read-and-hash loop, for any `InputStream`: reads into `room`, hands
+    /// A read-and-hash loop for any `InputStream`: reads into `room`, hands
     /// each read's bytes to `consume` while they are still in the CPU's cache (to hash them, or
     /// to pass the buffer on) and reads on into the room `consume` returns, until it returns
     /// `nil`, the stream ends or fails, or `stopped` says so. The checksum calculator (blocking

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The one way a transfer talks to its `URLProtocolClient`: every call runs on the queue that
+/// How a transfer talks to its `URLProtocolClient`: every call runs on the queue that
 /// called `startLoading` (the task's work queue, see ``TaskInternals``), in the order sent, and
 /// none runs once the gate is closed.
 ///

@@ -1,9 +1,9 @@
 import BlobStream
 import Foundation
 
-/// The one way an upload reads its source's stream into request bodies, for tus chunks
+/// How an upload reads its source's stream into request bodies, for tus chunks
 /// (``TusChunkReader``) and S3 parts (``S3PartReader``) alike: reads that fill a buffer, hashing
-/// as they go; the one end check; the one rule that carries live data past a full buffer.
+/// as they go; the end check; the rule that carries live data past a full buffer.
 /// Each reader keeps only its own bookkeeping (which chunk, which part, which buffer).
 enum BodyReading {
     /// One read of `stream`, whose next byte is at `offset`, into `room`: the count (more than
@@ -35,7 +35,7 @@ enum BodyReading {
             readSize: readSize, isCancelled: isCancelled, oneRead: false, hash: hash)
     }
 
-    /// Both of the above, on the package's one read loop (`InputStream.readLoop`): with
+    /// Both of the above, on `InputStream.readLoop`: with
     /// `oneRead`, it returns after the first read that brings bytes.
     private static func fill(
         _ target: UnsafeMutableRawBufferPointer, from stream: InputStream, at offset: Int64, source: UploadSource,
@@ -64,7 +64,7 @@ enum BodyReading {
         }
     }
 
-    /// The one end check: a stream that has yielded all `length` bytes its source declared must
+    /// The end check: a stream that has yielded all `length` bytes its source declared must
     /// report its end. A source longer than its length would otherwise be uploaded truncated
     /// and reported complete; a ``BlobInputStream`` ends only after its source confirmed the
     /// version it read (``BlobDataSource/confirmUnchanged(at:)``), or fails that it changed.
@@ -78,7 +78,7 @@ enum BodyReading {
                 resource: source.name, offset: length, reason: "the stream yields more than the declared length of \(length) bytes"))
     }
 
-    /// The one live-data carry rule: live data's length is learned at its end, so a full buffer
+    /// The live-data carry rule: live data's length is learned at its end, so a full buffer
     /// is known to be the last only once at least one more byte (or the end) was read. Reads
     /// into `carry` (a byte at least): the count, 0 when the data ended with the full buffer.
     static func readPast(

@@ -86,7 +86,7 @@ struct SigV4Signer: Sendable {
     }
 }
 
-/// The one percent-encoding of S3 request paths and queries (RFC 3986 unreserved characters
+/// The percent-encoding of S3 request paths and queries (RFC 3986 unreserved characters
 /// stay, every other UTF-8 byte is `%XX` in upper case), used for both what is sent and what is
 /// signed, so the two can never differ.
 enum S3URLEncoding {

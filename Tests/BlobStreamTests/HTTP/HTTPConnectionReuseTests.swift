@@ -3,7 +3,7 @@ import BlobTestSupport
 import Foundation
 import Testing
 
-/// HTTP sources share the package's one request loop and its kept-alive connections: a source
+/// HTTP sources share the request loop and its kept-alive connections: a source
 /// that read its body to the end leaves the connection to the next request to that endpoint.
 @Suite struct HTTPConnectionReuseTests {
     @Test func sourcesReadingOneServerOneAfterAnotherShareAConnection() async throws {

@@ -34,7 +34,7 @@ import Testing
         #expect(server.parsedRequests.map(\.target) == ["/blob", "/v2/blob/"])
     }
 
-    /// Both transports stop a redirect loop by the package's one rule (URLSession never follows
+    /// Both transports stop a redirect loop by the same rule (URLSession never follows
     /// a redirect by itself): a typed error naming the limit, after exactly that many redirects.
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
     func aRedirectLoopEndsAtTheLimit(transport: HTTPDataSource.Transport) async throws {

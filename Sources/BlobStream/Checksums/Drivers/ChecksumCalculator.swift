@@ -217,7 +217,7 @@ public final class ChecksumCalculator: NSObject, StreamDelegate, @unchecked Send
         return digest
     }
 
-    /// Reads `stream` to its end with blocking reads on the package's one read-and-hash loop
+    /// Reads `stream` to its end with blocking reads on the read-and-hash loop
     /// (``Foundation/InputStream/readLoop(into:waitsForEvents:stopped:consume:)``), handing
     /// each read's count to `consume`, which hashes those bytes (or passes the buffer on) and
     /// returns the buffer for the next read; throws ``BlobStreamError/cancelled`` after

@@ -226,7 +226,7 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
 
     /// Fragments of libcurl's messages for a response that breaks HTTP. On Linux, Foundation
     /// reports libcurl's failures as `URLError.unknown` (or `.unsupportedURL`) with only
-    /// libcurl's message, so this is the one way to hold a malformed head or chunk framing to
+    /// libcurl's message, so this is how to hold a malformed head or chunk framing to
     /// the rule the socket transport follows: a protocol violation, not retried; everything
     /// else (like "transfer closed with N bytes remaining") stays a retried connection failure.
     static let libcurlProtocolErrors = [

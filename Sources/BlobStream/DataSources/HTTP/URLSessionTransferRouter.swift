@@ -4,7 +4,7 @@ import FoundationNetworking
 internal import SystemCalls
 #endif
 
-/// The one URLSession every ``URLSessionHTTPTransfer`` uses, and its delegate, which hands each
+/// The URLSession every ``URLSessionHTTPTransfer`` uses, and its delegate, which hands each
 /// task's events to the transfer that started it.
 ///
 /// One session for the process because on Linux all sessions share one work queue anyway, and a

@@ -1,6 +1,6 @@
 internal import SystemCalls
 
-/// The one read-once rule of the package's sequential sources (``PipeDataSource``,
+/// The read-once rule of the sequential sources (``PipeDataSource``,
 /// ``AsyncSequenceDataSource``), as a decorator: its base is opened once, and read from its
 /// first byte to its last, in order.
 ///
