@@ -12,7 +12,7 @@ package enum ReadLoopStop: Sendable, Equatable {
     /// `stopped` said so, before a read or after one that brought no bytes (a stream closed
     /// from another thread to interrupt a read fails that read).
     case stopped
-    /// A read failed, or the stream is neither open nor at its end; its `typedError` says why.
+    /// A read failed, or the stream is closed or failed; its `typedError` says why.
     case failed
 }
 
@@ -26,7 +26,7 @@ extension InputStream {
     ///
     /// Foundation's data streams can say "no bytes available" while still `.open` at an empty
     /// end, and only a read that returns 0 moves them to `.atEnd`; so a blocking loop reads on
-    /// while the stream is open. With `waitsForEvents`, "no bytes" (or a read that failed with
+    /// unless the stream is closed or failed. With `waitsForEvents`, "no bytes" (or a read that failed with
     /// ``BlobStreamError/wouldBlock(offset:)``) means the next event resumes.
     /// - Parameters:
     ///   - room: Where the first read goes; not empty.
@@ -44,7 +44,10 @@ extension InputStream {
             if streamStatus == .atEnd { return .end }
             if !hasBytesAvailable {
                 if waitsForEvents { return .waiting }
-                guard streamStatus == .open else { return .failed }
+                // A closed or failed stream has no bytes to give; any other is read, since a
+                // stream that keeps no status (a plain subclass stays `.notOpen`) tells its
+                // end only by a read of 0, as FoundationNetworking takes it.
+                if streamStatus == .closed || streamStatus == .error { return .failed }
             }
             guard let base = room.baseAddress, !room.isEmpty else { return .filled }
             let count = read(base.assumingMemoryBound(to: UInt8.self), maxLength: room.count)

@@ -102,16 +102,32 @@ import Testing
         #expect(stream.reads == 2)
     }
 
-    @Test func aStreamNeitherOpenNorAtItsEndFailsWithoutARead() {
+    @Test func aClosedOrFailedStreamFailsWithoutARead() {
         let stream = ScriptedStream([.bytes(8)])
         stream.status = .closed
         stream.available = false
+        #expect(run(stream).0 == .failed)
+        #expect(stream.reads == 0)
+        stream.status = .error
         #expect(run(stream).0 == .failed)
         #expect(stream.reads == 0)
 
         stream.status = .atEnd
         #expect(run(stream).0 == .end)
         #expect(stream.reads == 0)
+    }
+
+    /// A plain subclass that keeps no status stays `.notOpen` and says "no bytes" at its end:
+    /// it is read, and its end is the read of 0 (an upload then names the offset where it ended
+    /// short, not a failed stream).
+    @Test func aStreamThatKeepsNoStatusIsReadToItsReadOfZero() {
+        let stream = ScriptedStream([.bytes(8), .bytes(2), .zero])
+        stream.status = .notOpen
+        stream.available = false
+        let (stop, counts) = run(stream)
+        #expect(stop == .end)
+        #expect(counts == [8, 2])
+        #expect(stream.reads == 3)
     }
 
     @Test func noBytesNowWaitsForTheNextEventOnlyWhenEventsDriveTheLoop() {
