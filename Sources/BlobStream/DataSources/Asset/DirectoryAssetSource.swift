@@ -75,47 +75,26 @@ final class DirectoryAssetSource: BlobDataSource {
         case .success(0):
             return goStale()
         case .success(let count):
-            return change(of: file) == nil ? .read(count) : goStale()
+            return file.change(since: status, at: offset, resource: resourceName, path: path) == nil ? .read(count) : goStale()
         }
     }
 
-    /// A version change since the resolution (one `fstat`) is
-    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``; a byte at the length (one
-    /// `pread`) is ``BlobStreamError/lengthExceeded(resource:length:)``.
+    /// The end check (``OpenedFile/confirmEnd(of:length:at:resource:path:seen:)``): a version
+    /// change since the resolution is ``BlobStreamError/sourceChanged(resource:offset:reason:)``,
+    /// a byte at the length ``BlobStreamError/lengthExceeded(resource:length:)``.
     func confirmUnchanged(at offset: Int64) -> BlobStreamError? {
-        guard let file = file.withLock({ $0 }) else { return nil }
-        if let reason = change(of: file) {
-            return .sourceChanged(resource: resourceName, offset: offset, reason: reason)
-        }
-        return bytesPastLength(of: file)
+        file.withLock { $0 }?.confirmEnd(of: status, length: length, at: offset, resource: resourceName, path: path)
     }
 
     /// ``BlobStreamError/lengthExceeded(resource:length:)`` when a byte follows the length (one
     /// `pread`): a size that lags the content, which the version check cannot see.
     func bytesPastLength() -> BlobStreamError? {
-        file.withLock { $0 }.flatMap(bytesPastLength(of:))
-    }
-
-    private func bytesPastLength(of file: OpenedFile) -> BlobStreamError? {
-        switch file.hasBytes(at: length) {
-        case .success(let more): return more ? .lengthExceeded(resource: resourceName, length: length) : nil
-        case .failure(let error): return .system(resource: path, operation: "pread", offset: length, errno: error.rawValue)
-        }
+        file.withLock { $0 }?.bytesPast(length, resource: resourceName, path: path)
     }
 
     /// Releases the descriptor. Idempotent.
     func close() {
         file.withLock { $0 = nil }
-    }
-
-    /// Compares the descriptor's status with the one of the resolution, in words.
-    private func change(of file: OpenedFile) -> String? {
-        switch file.descriptor.status() {
-        case .failure(let error):
-            return "fstat of \(path) failed (errno \(error.rawValue))"
-        case .success(let now):
-            return now.change(since: status)
-        }
     }
 
     private func goStale() -> BlobSourceReadResult {

@@ -158,25 +158,13 @@ public final class FileDataSource: BlobDataSource {
         return verifyEnd(of: handle, at: offset)
     }
 
-    /// The end check: the version first (a writer that appended changed the size, which says
-    /// more than "bytes follow"), then a read at the announced end, which must find none.
+    /// The end check (``OpenedFile/confirmEnd(of:length:at:resource:path:seen:)``).
     private func verifyEnd(of handle: Handle, at offset: Int64) -> BlobStreamError? {
-        if let error = change(of: handle, at: offset) { return error }
-        guard let length = handle.length else { return nil }
-        switch handle.file.hasBytes(at: length) {
-        case .success(false): return nil
-        case .success(true): return .lengthExceeded(resource: path, length: length)
-        case .failure(let error): return .system(resource: path, operation: "pread", offset: length, errno: error.rawValue)
-        }
+        handle.file.confirmEnd(of: handle.status, length: handle.length, at: offset, resource: path, path: path, seen: statusSeen)
     }
 
     private func change(of handle: Handle, at offset: Int64) -> BlobStreamError? {
-        switch handle.file.descriptor.status() {
-        case .failure(let error):
-            return .system(resource: path, operation: "fstat", offset: offset, errno: error.rawValue)
-        case .success(let now):
-            return statusSeen(now).change(since: handle.status).map { .sourceChanged(resource: path, offset: offset, reason: $0) }
-        }
+        handle.file.change(since: handle.status, at: offset, resource: path, path: path, seen: statusSeen)
     }
 
     /// Lets go of the descriptor, which closes when no read holds it any more. Idempotent.

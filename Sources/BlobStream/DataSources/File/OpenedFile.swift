@@ -54,6 +54,40 @@ extension OpenedFile {
         var byte: UInt8 = 0
         return withUnsafeMutableBytes(of: &byte) { descriptor.pread(into: $0, at: offset) }.map { $0 > 0 }
     }
+
+    /// The end check of a file read as the version `opened`, announced `length` bytes long
+    /// (`nil`: the end is the read of 0): the version first (a writer that appended changed the
+    /// size, which says more than "bytes follow"), then ``bytesPast(_:resource:path:)``. The
+    /// file source and the asset store both end with it.
+    func confirmEnd(
+        of opened: stat, length: Int64?, at offset: Int64, resource: String, path: String, seen: (stat) -> stat = { $0 }
+    ) -> BlobStreamError? {
+        if let error = change(since: opened, at: offset, resource: resource, path: path, seen: seen) { return error }
+        return length.flatMap { bytesPast($0, resource: resource, path: path) }
+    }
+
+    /// A version other than `opened` (one `fstat`, whose status `seen` may stand in for:
+    /// a test seam) as ``BlobStreamError/sourceChanged(resource:offset:reason:)`` naming
+    /// `resource`; a failed `fstat` names `path`.
+    func change(
+        since opened: stat, at offset: Int64, resource: String, path: String, seen: (stat) -> stat = { $0 }
+    ) -> BlobStreamError? {
+        switch descriptor.status() {
+        case .failure(let error):
+            return .system(resource: path, operation: "fstat", offset: offset, errno: error.rawValue)
+        case .success(let now):
+            return seen(now).change(since: opened).map { .sourceChanged(resource: resource, offset: offset, reason: $0) }
+        }
+    }
+
+    /// A byte at `length` (one `pread`) as ``BlobStreamError/lengthExceeded(resource:length:)``
+    /// naming `resource`: a size that lags the content; a failed `pread` names `path`.
+    func bytesPast(_ length: Int64, resource: String, path: String) -> BlobStreamError? {
+        switch hasBytes(at: length) {
+        case .success(let more): return more ? .lengthExceeded(resource: resource, length: length) : nil
+        case .failure(let error): return .system(resource: path, operation: "pread", offset: length, errno: error.rawValue)
+        }
+    }
 }
 
 /// Why ``OpenedFile/open(_:followFinalLink:)`` gave no descriptor.
