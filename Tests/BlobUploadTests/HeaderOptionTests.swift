@@ -13,19 +13,32 @@ import Testing
         try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
-    /// A listener that is never accepted from: after the command, whether anyone connected.
+    /// A listener the command must never reach. Its port is an ephemeral one, which another
+    /// test's client may still be retrying (a server it used has closed, and the kernel handed
+    /// the port to this listener), so a connection counts as the command's when its request
+    /// names this listener's own path, or when it sends nothing at all (it cannot be told apart).
     final class Untouched {
         let fd: Int32
         let url: String
+        private let token = UUID().uuidString
         init(path: String = "/files/") throws {
             let (fd, port) = try LoopbackSocket.listening()
             self.fd = fd
-            url = "http://127.0.0.1:\(port)\(path)"
+            url = "http://127.0.0.1:\(port)/\(token)\(path)"
         }
-        /// Whether a connection is waiting (the kernel completes connects on its own).
+        /// Whether the command connected (the kernel completes connects on its own).
         var wasConnected: Bool {
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            return poll(&descriptor, 1, 100) == 1
+            var listening = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            while poll(&listening, 1, 100) == 1 {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return true }
+                defer { close(connection) }
+                var waiting = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                let count = poll(&waiting, 1, 500) == 1 ? recv(connection, &bytes, bytes.count, 0) : 0
+                if count <= 0 || String(decoding: bytes[0..<count], as: UTF8.self).contains(token) { return true }
+            }
+            return false
         }
         deinit { close(fd) }
     }
