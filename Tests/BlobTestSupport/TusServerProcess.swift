@@ -10,7 +10,10 @@ import SystemCalls
 /// when done (deinit does it too); it also removes the data directory.
 public final class TusServerProcess: Sendable {
     /// The port on 127.0.0.1, kept across restarts.
-    public let port: UInt16
+    public var port: UInt16 { chosenPort.withLock { $0 } }
+    /// 0 until the first launch: uvicorn binds an ephemeral port itself and names it in its
+    /// log, so no other server of the run can take the port between choosing and binding it.
+    private let chosenPort = LockedValue<UInt16>(0)
     /// Whether the checksum-verifying middleware wraps the app (as on port 18091).
     public let verifiesChecksums: Bool
     /// When set, every request needs a bearer token from `GET /token`, good for this many
@@ -28,15 +31,6 @@ public final class TusServerProcess: Sendable {
         self.verifiesChecksums = verifiesChecksums
         self.tokenUses = tokenUses
         dataDirectory = try TempFiles.makeDirectory(prefix: "tus-data")
-        switch LoopbackSocket.listen() {
-        case .success(let probe):
-            // The kernel picked a free port; uvicorn binds it again a moment later.
-            port = probe.port
-            close(probe.fd)
-        case .failure(let error):
-            TempFiles.remove(dataDirectory)
-            throw TestSupportError("no free port on 127.0.0.1 for a tus server: \(error.text)")
-        }
         do {
             try launch()
         } catch {
@@ -146,7 +140,8 @@ public final class TusServerProcess: Sendable {
 
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if case .success(let fd) = LoopbackSocket.connect(port: port, timeout: 1) {
+            if port == 0, let bound = Self.boundPort(inLog: log) { chosenPort.withLock { $0 = bound } }
+            if port != 0, case .success(let fd) = LoopbackSocket.connect(port: port, timeout: 1) {
                 close(fd)
                 return
             }
@@ -157,6 +152,13 @@ public final class TusServerProcess: Sendable {
         throw LaunchFailure(exitedEarly: !started.isRunning, error: TestSupportError(
             "the private tus server on port \(port) did not start: \(printed.suffix(2000)) "
                 + "(\(TestServers.instructions))"))
+    }
+
+    /// The port uvicorn says it listens on ("Uvicorn running on http://127.0.0.1:PORT").
+    private static func boundPort(inLog log: String) -> UInt16? {
+        guard let text = try? String(contentsOfFile: log, encoding: .utf8),
+              let range = text.range(of: "Uvicorn running on http://127.0.0.1:") else { return nil }
+        return UInt16(text[range.upperBound...].prefix { $0.isNumber })
     }
 
     private func terminate(signal: Int32) {
