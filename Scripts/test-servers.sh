@@ -37,6 +37,8 @@
 #   https://127.0.0.1:18445/  self-signed for 127.0.0.1, not from the CA
 #   https://127.0.0.1:18446/  CA-signed for 127.0.0.1, expired
 #   https://127.0.0.1:18447/  tls/server.pem, but only TLS 1.0 and 1.1 (ciphers at SECLEVEL=0)
+#   https://127.0.0.1:18448/  tls/server.pem, TLS 1.2 only (a server that predates TLS 1.3)
+#   /_blobstream/tls-session on every TLS server answers "<protocol> <cipher>" of the connection.
 # Request and response bodies pass the TLS proxies unbuffered. curl and openssl come from apt.
 set -euo pipefail
 
@@ -51,11 +53,11 @@ NGINX_CONF="$NGINX_DIR/nginx.conf"
 # The locations of the 18080 server, included by the TLS servers too.
 NGINX_FILES_CONF="$NGINX_DIR/files.conf"
 # Raise when the generated configuration or what the certificates name changes.
-NGINX_CONF_REVISION=5
+NGINX_CONF_REVISION=6
 # Older revisions whose servers this configuration still serves unchanged: its health answer
 # names them too, so that `up` from an older checkout keeps this nginx instead of restarting it
 # without the newer servers.
-NGINX_SUPERSEDED_REVISIONS=(2 3 4)
+NGINX_SUPERSEDED_REVISIONS=(2 3 4 5)
 NGINX_PORT=18080
 TLS="$ROOT/tls"
 NGINX_TLS_PORT=18443
@@ -66,6 +68,7 @@ WRONG_NAME_TLS_PORT=18444
 SELF_SIGNED_TLS_PORT=18445
 EXPIRED_TLS_PORT=18446
 LEGACY_TLS_PORT=18447
+TLS12_TLS_PORT=18448
 # tmpfs: the benchmark's PUT target, so page-cache write-back does not time the uploads.
 MEMORY_ROOT=/dev/shm/blobstream-servers
 STALL_PORT=18081
@@ -442,6 +445,11 @@ location = /_blobstream/health {
     default_type text/plain;
     return 200 "$health";
 }
+# What a TLS connection negotiated (empty on the plain server).
+location = /_blobstream/tls-session {
+    default_type text/plain;
+    return 200 "\$ssl_protocol \$ssl_cipher\n";
+}
 location /upload/ {
     dav_methods PUT DELETE;
     create_full_put_path on;
@@ -529,6 +537,7 @@ http {
 $(nginx_tls_server "$NGINX_TLS_PORT" "$TLS/server.pem" "$TLS/server.key" "$modern" "${files[@]}")
 $(nginx_tls_proxy "$TUS_TLS_PORT" "$TUS_PORT")
 $(nginx_tls_proxy "$MOTO_TLS_PORT" "$MOTO_PORT")
+$(nginx_tls_server "$TLS12_TLS_PORT" "$TLS/server.pem" "$TLS/server.key" "ssl_protocols TLSv1.2;" "${files[@]}")
 
     # Peers a client must refuse.
 $(nginx_tls_server "$WRONG_NAME_TLS_PORT" "$TLS/wrong-name.pem" "$TLS/server.key" "$modern" "${files[@]}")

@@ -138,6 +138,12 @@ static BIO_METHOD *socket_method(void) {
     return method;
 }
 
+// OpenSSL's own suites and ciphers, AES-128-GCM first, as browsers and Go order them: 128-bit
+// security, and four fewer AES rounds per block than AES-256 for both ends (README, "HTTPS").
+// The TLS 1.2 list is OpenSSL's DEFAULT ("ALL:!COMPLEMENTOFDEFAULT:!eNULL"), reordered only.
+#define BS_TLS13_CIPHERSUITES "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+#define BS_TLS12_CIPHERS "ECDHE+AESGCM+AES128:ALL:!COMPLEMENTOFDEFAULT:!eNULL"
+
 bs_tls_context *bs_tls_context_create(const char *ca_file, char *error, size_t error_size) {
     ERR_clear_error();
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -148,6 +154,11 @@ bs_tls_context *bs_tls_context_create(const char *ca_file, char *error, size_t e
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    if (SSL_CTX_set_ciphersuites(ctx, BS_TLS13_CIPHERSUITES) != 1 || SSL_CTX_set_cipher_list(ctx, BS_TLS12_CIPHERS) != 1) {
+        set_error(error, error_size, "cannot set the cipher preference");
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
     static const unsigned char alpn[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
     int trusted = ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) : SSL_CTX_set_default_verify_paths(ctx);
     if (SSL_CTX_set_alpn_protos(ctx, alpn, sizeof alpn) != 0 || trusted != 1) {

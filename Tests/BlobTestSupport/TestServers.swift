@@ -145,6 +145,16 @@ public enum TestServers {
         return tlsURL
     }
 
+    /// nginx with ``nginxTLSPort``'s certificate and routes, but TLS 1.2 only: a server that
+    /// predates TLS 1.3.
+    public static let tls12Port: UInt16 = 18448
+
+    /// What the TLS server on `port` (of nginx) says the connection negotiated, as
+    /// `"<protocol> <cipher>"` (`"TLSv1.3 TLS_AES_128_GCM_SHA256"`): the path's answer.
+    public static func tlsSessionURL(port: UInt16) -> URL {
+        URL(string: "https://127.0.0.1:\(port)/_blobstream/tls-session")!
+    }
+
     /// Port of nginx's TLS proxy in front of the plain tus server (``tusPort``): request and
     /// response bodies pass unbuffered, and the Location of a created upload is
     /// `https://127.0.0.1:18490/files/<id>` (its data still in ``tusDataPath(forUpload:)``).
