@@ -65,6 +65,8 @@ public final class ScriptedHTTPServer: Sendable {
     private struct State {
         var requests: [String] = []
         var connections = 0
+        /// Connections that closed before a whole request.
+        var silentConnections = 0
         var listenerClosed = false
         var serving: Set<Int32> = []
         var pacedBytes = 0
@@ -80,6 +82,25 @@ public final class ScriptedHTTPServer: Sendable {
     public var parsedRequests: [Request] { requests.map(Request.init) }
     /// How many connections were accepted.
     public var connectionCount: Int { log.state.withLock { $0.connections } }
+
+    /// A path prefix unique to this server (`/<uuid>`): see ``wasReached``.
+    public let ownPath = "/" + UUID().uuidString.lowercased()
+
+    /// `http://127.0.0.1:<port>/<uuid><path>`: a URL whose requests ``wasReached`` counts.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(ownPath)\(path)")!
+    }
+
+    /// Whether a request for one of this server's ``url(_:)`` came, or a connection sent no
+    /// whole request (it cannot be told apart): what a test asserts is false when nothing may
+    /// reach the server. Not ``connectionCount``: another test's client that still retries a
+    /// port of a server it used, which the kernel has since given to this one, connects here
+    /// too, and asks for its own path.
+    public var wasReached: Bool {
+        log.state.withLock { state in
+            state.silentConnections > 0 || state.requests.contains { Request($0).target.hasPrefix(ownPath) }
+        }
+    }
     /// The bytes sent at the ``Pacing`` pace (after its first `after`), before the client went
     /// away or the steps ran out.
     public var pacedBytes: Int { log.state.withLock { $0.pacedBytes } }
@@ -102,8 +123,11 @@ public final class ScriptedHTTPServer: Sendable {
             defer { Self.closeListener(listener, log) }
             for (index, answers) in connections.enumerated() {
                 guard let connection = Self.accept(listener, log) else { return }
-                for answer in answers {
-                    guard let request = Self.readRequest(connection, withBody: readsBodies, chunked: readsChunkedBodies) else { break }
+                for (number, answer) in answers.enumerated() {
+                    guard let request = Self.readRequest(connection, withBody: readsBodies, chunked: readsChunkedBodies) else {
+                        if number == 0 { log.state.withLock { $0.silentConnections += 1 } }
+                        break
+                    }
                     log.state.withLock { $0.requests.append(request) }
                     let paced = pacing.flatMap { $0.connection == nil || $0.connection == index ? $0 : nil }
                     guard Self.send(Array(answer.utf8), on: connection, pacing: paced, log) else { break }
@@ -127,7 +151,10 @@ public final class ScriptedHTTPServer: Sendable {
                 index += 1
                 Thread.detachNewThread {
                     defer { Self.close(connection, log) }
-                    guard let request = Self.readRequest(connection, withBody: false, chunked: false) else { return }
+                    guard let request = Self.readRequest(connection, withBody: false, chunked: false) else {
+                        log.state.withLock { $0.silentConnections += 1 }
+                        return
+                    }
                     log.state.withLock { $0.requests.append(request) }
                     if Self.send(respond(Request(request)), on: connection, pacing: paced, log) {
                         Self.drain(connection, seconds: 5)

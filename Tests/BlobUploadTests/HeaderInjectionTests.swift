@@ -24,7 +24,7 @@ import Testing
     @Test(arguments: cases)
     func theTusClientSendsNothing(name: String, value: String) async throws {
         let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
-        let endpoint = URL(string: "http://127.0.0.1:\(server.port)/files/")!
+        let endpoint = server.url("/files/")
         let upload = endpoint.appendingPathComponent("x")
         for client in [TusClient(endpoint: endpoint, headers: [name: value]), TusClient(endpoint: endpoint)] {
             await #expect {
@@ -34,8 +34,7 @@ import Testing
                 return true
             }
         }
-        #expect(server.connectionCount == 0)
-        #expect(server.requests.isEmpty)
+        #expect(!server.wasReached)
     }
 
     /// A caller's field of a name the tus protocol sets, in any case, would go out beside the
@@ -44,7 +43,7 @@ import Testing
     @Test(arguments: ["upload-offset", "TUS-RESUMABLE", "content-type", "Transfer-Encoding", "te", "Upgrade"])
     func aFieldTheTusProtocolSetsIsRefused(name: String) async throws {
         let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
-        let endpoint = URL(string: "http://127.0.0.1:\(server.port)/files/")!
+        let endpoint = server.url("/files/")
         let refused: (any Error) -> Bool = { error in
             guard case .invalidHeader(name, let reason)? = error as? BlobUploadError else { return false }
             return reason.hasSuffix("may not set it: the tus protocol does")
@@ -55,14 +54,14 @@ import Testing
         options.headers = [name: "1"]
         let source = UploadSource.streams(name: "owned", length: 3) { InputStream(data: Data("abc".utf8)) }
         await #expect { _ = try await TusClient(endpoint: endpoint).upload(source, options: options) } throws: { refused($0) }
-        #expect(server.connectionCount == 0)
+        #expect(!server.wasReached)
     }
 
     /// `URLRequest` keeps a name that is no token; the socket transport itself refuses it.
     @Test(arguments: ["X-Bad: Name", "X Bad"])
     func theSocketTransportRefusesANameThatIsNoToken(name: String) async throws {
         let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/files/x")!)
+        var request = URLRequest(url: server.url("/files/x"))
         request.httpMethod = "PATCH"
         request.setValue("v", forHTTPHeaderField: name)
         await #expect {
@@ -72,7 +71,7 @@ import Testing
             guard case .invalidHeader(name, _)? = error as? BlobUploadError else { return false }
             return true
         }
-        #expect(server.connectionCount == 0)
+        #expect(!server.wasReached)
     }
 
     @Test func theTusClientRefusesItWithoutRetrying() async throws {
@@ -94,7 +93,7 @@ import Testing
 
     @Test func theStreamedUploaderRefusesIt() async throws {
         let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]])
-        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/x.bin")!
+        let target = server.url("/upload/x.bin")
         await #expect {
             _ = try await StreamedUploader().upload(
                 InputStream(data: Data("abc".utf8)), to: target, headers: ["Content-Type": "text/plain\r\nX-Injected: 1"])
@@ -102,7 +101,7 @@ import Testing
             guard case .invalidHeader("Content-Type", _)? = error as? BlobUploadError else { return false }
             return true
         }
-        #expect(server.connectionCount == 0)
+        #expect(!server.wasReached)
     }
 }
 
@@ -114,7 +113,7 @@ import Testing
           ["PUT /other HTTP/1.1\r\nX-Injected: yes\r\nX-Pad:", "PUT\n", "PU T", ""])
     func theStreamedUploaderRefusesAMethodThatIsNoToken(transport: Transport, method: String) async throws {
         let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]])
-        let target = URL(string: "http://127.0.0.1:\(server.port)/upload/x.bin")!
+        let target = server.url("/upload/x.bin")
         await #expect {
             _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data("abc".utf8)), to: target, method: method)
         } throws: { error in
@@ -124,6 +123,6 @@ import Testing
             }
             return true
         }
-        #expect(server.connectionCount == 0)
+        #expect(!server.wasReached)
     }
 }

@@ -1,0 +1,55 @@
+import BlobTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// ``ScriptedHTTPServer/wasReached``, which the "nothing may reach this server" tests assert:
+/// a stray client asking for its own path does not count, this test's request and a silent
+/// connection do.
+@Suite struct ScriptedHTTPServerTests {
+    /// Connects to `port`, sends `text` (nothing when empty), and waits for the server to close.
+    private func visit(port: UInt16, sending text: String) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestSupportError("connect: errno \(errno)") }
+        if text.isEmpty {
+            shutdown(fd, Int32(SHUT_WR))
+        } else {
+            _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        var byte: UInt8 = 0
+        while recv(fd, &byte, 1, 0) > 0 {}
+    }
+
+    private func server() throws -> ScriptedHTTPServer {
+        try ScriptedHTTPServer { _ in ScriptedHTTPServer.response(status: "204 No Content") }
+    }
+
+    @Test func aRequestForAnotherPathDoesNotCount() throws {
+        let server = try server()
+        try visit(port: server.port, sending: "GET /files/someone-else HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(server.connectionCount == 1)
+        #expect(!server.wasReached)
+    }
+
+    @Test func aRequestForItsOwnURLCounts() throws {
+        let server = try server()
+        let target = server.url("/files/a").path
+        try visit(port: server.port, sending: "GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(server.wasReached)
+    }
+
+    @Test func aConnectionThatSendsNothingCounts() throws {
+        let server = try server()
+        try visit(port: server.port, sending: "")
+        #expect(server.wasReached)
+    }
+}
