@@ -19,11 +19,32 @@ extension HTTP1Connection {
         method: String, head: [UInt8], body: UnsafeRawBufferPointer?, sending: HTTP1Wait, answerTimeout: TimeInterval,
         keepingAtMost limit: Int, failingPastLimit: Bool = false, meter: HTTP1Meter? = nil
     ) throws(HTTP1Error) -> HTTP1Answer {
+        try exchange(method: method, head: head, sending: sending, answerTimeout: answerTimeout, keepingAtMost: limit,
+                     failingPastLimit: failingPastLimit) { () throws(HTTP1Error) in
+            if let body, !body.isEmpty { try send(body, wait: sending, meter: meter) }
+        }
+    }
+
+    /// The same exchange with a body read while it is sent (``HTTP1ProducedBody``). A producer
+    /// that stops ends the request with ``HTTP1Error/cancelled``: the connection is closed,
+    /// never reused nor resent on, and the producer's owner knows why it stopped.
+    package func exchange(
+        method: String, head: [UInt8], producing body: HTTP1ProducedBody, sending: HTTP1Wait, answerTimeout: TimeInterval,
+        keepingAtMost limit: Int, meter: HTTP1Meter? = nil
+    ) throws(HTTP1Error) -> HTTP1Answer {
+        try exchange(method: method, head: head, sending: sending, answerTimeout: answerTimeout, keepingAtMost: limit,
+                     failingPastLimit: false) { () throws(HTTP1Error) in
+            guard try send(body, wait: sending, meter: meter) else { throw .cancelled }
+        }
+    }
+
+    private func exchange(
+        method: String, head: [UInt8], sending: HTTP1Wait, answerTimeout: TimeInterval, keepingAtMost limit: Int,
+        failingPastLimit: Bool, sendBody: () throws(HTTP1Error) -> Void
+    ) throws(HTTP1Error) -> HTTP1Answer {
         do {
             try send(head, wait: sending)
-            if let body, !body.isEmpty {
-                try send(body, wait: sending, meter: meter)
-            }
+            try sendBody()
         } catch {
             guard case .network = error,
                   let refusal = earlyRefusal(

@@ -221,7 +221,7 @@ package final class HTTP1Connection: Sendable {
         return readiness.isReady
     }
 
-    private func connected() throws(HTTP1Error) -> (FileDescriptor, Channel) {
+    func connected() throws(HTTP1Error) -> (FileDescriptor, Channel) {
         guard let fd = socket.withLock({ $0 }), let channel = channel.withLock({ $0 }) else {
             throw .network(reason: "the connection is not open", cause: .lost)
         }
@@ -234,7 +234,7 @@ package final class HTTP1Connection: Sendable {
 
     /// Polls `fd` for `event` and the cancellation pipe, until `clock` says the call has
     /// waited too long (``HTTP1WaitClock/expired()``).
-    private func wait(for event: PollEvent, on fd: FileDescriptor, clock: HTTP1WaitClock) throws(HTTP1Error) {
+    func wait(for event: PollEvent, on fd: FileDescriptor, clock: HTTP1WaitClock) throws(HTTP1Error) {
         while true {
             do {
                 try wait(for: event, on: fd, until: clock.deadline)

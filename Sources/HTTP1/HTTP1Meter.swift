@@ -45,7 +45,7 @@ extension HTTP1Connection {
 
     /// Waits `nanoseconds`, failing with ``HTTP1Error/cancelled`` as soon as the connection is
     /// cancelled.
-    private func pause(nanoseconds: UInt64) throws(HTTP1Error) {
+    func pause(nanoseconds: UInt64) throws(HTTP1Error) {
         let deadline = DispatchTime.now().uptimeNanoseconds + nanoseconds
         while true {
             try checkCancelled()

@@ -13,18 +13,21 @@ import Synchronization
 /// to the version the first one saw (``VersionPin``): a stream opened after a failure cannot
 /// continue the upload with another version.
 ///
-/// The whole chunk is read *before* its request starts: a stream whose source is itself an
-/// HTTP transfer then never has to be read from URLSession's own queue, where waiting for
+/// A prepared chunk is read whole *before* its request starts: a stream whose source is itself
+/// an HTTP transfer then never has to be read from URLSession's own queue, where waiting for
 /// that transfer would deadlock. While a chunk is being sent, the next one is read into the
-/// second buffer (``prefetchNext()``), so reading the source and sending overlap.
+/// second buffer (``prefetchNext()``), so reading the source and sending overlap. A file's
+/// chunk on the package's own client is instead read while it is sent, on the request's own
+/// thread (``positionForStreaming(at:)``, README "Streamed tus chunks"); its last chunk is
+/// always prepared.
 ///
-/// Blocking stream calls run on a private serial queue, never on the caller's thread, so
-/// `async` callers do not tie up Swift's cooperative pool. The methods are called one at a
-/// time by one upload.
+/// Blocking stream calls run on a private serial queue, or inside it (`sync`) from a request's
+/// own thread, never on Swift's cooperative pool. The methods are called one at a time by one
+/// upload.
 final class TusChunkReader: @unchecked Sendable {
     let source: UploadSource
     let chunkSize: Int
-    private let queue = DispatchQueue(label: "BlobUpload.TusChunkReader")
+    let queue = DispatchQueue(label: "BlobUpload.TusChunkReader")
     let interrupter = Interrupter()
 
     /// A buffer and the range of the source it holds.
@@ -52,6 +55,8 @@ final class TusChunkReader: @unchecked Sendable {
     let pin = VersionPin()
     /// Why the chunk read ahead could not be: kept when another read cannot help.
     var prefetchFailure: BlobUploadError?
+    /// Why a chunk read while it was sent stopped (``produce(into:)``).
+    var streamFailure: BlobUploadError?
 
     /// A reader of chunks of `chunkSize` bytes (at least 1); the buffers are allocated by
     /// ``start(at:)``, once the source's length is known.

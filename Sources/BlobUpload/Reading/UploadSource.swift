@@ -18,6 +18,9 @@ public struct UploadSource: Sendable {
     /// they end (``live(name:_:)``): a tus upload then defers its length, and nothing can be
     /// read again.
     let isLive: Bool
+    /// Whether a read never waits for more than the disk (a file): a tus chunk of it may be
+    /// read on the request's thread while it is sent (``TusChunkReader/positionForStreaming(at:)``).
+    let readsWithoutWaiting: Bool
     private let makeStream: @Sendable (_ offset: Int64, _ pin: VersionPin) throws -> Positioned
     /// The typed failure of a live source's producer, once it has failed.
     private let producerFailure: (@Sendable () -> BlobUploadError?)?
@@ -29,13 +32,14 @@ public struct UploadSource: Sendable {
     }
 
     init(
-        name: String, length: Int64?, isLive: Bool = false,
+        name: String, length: Int64?, isLive: Bool = false, readsWithoutWaiting: Bool = false,
         producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
         makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned
     ) {
         self.name = name
         self.length = length
         self.isLive = isLive
+        self.readsWithoutWaiting = readsWithoutWaiting
         self.producerFailure = producerFailure
         self.makeStream = makeStream
     }
@@ -57,7 +61,14 @@ public struct UploadSource: Sendable {
         length: Int64? = nil,
         _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
     ) -> UploadSource {
-        UploadSource(name: name, length: length) { offset, pin in
+        dataSource(name: name, length: length, readsWithoutWaiting: false, makeDataSource)
+    }
+
+    static func dataSource(
+        name: String, length: Int64? = nil, readsWithoutWaiting: Bool,
+        _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
+    ) -> UploadSource {
+        UploadSource(name: name, length: length, readsWithoutWaiting: readsWithoutWaiting) { offset, pin in
             let stream = BlobInputStream(dataSource: PinnedDataSource(try makeDataSource(), pin: pin, offset: offset))
             // Before the open this only records where to start (an offset past the end fails
             // the open); the offsets the upload asks for are never negative.
@@ -71,7 +82,7 @@ public struct UploadSource: Sendable {
     /// time, differs at a reopen or when the end of data is reached) fails the upload rather
     /// than mixing versions, and the last chunk is not sent.
     public static func file(path: String) -> UploadSource {
-        dataSource(name: path) { FileDataSource(path: path) }
+        dataSource(name: path, readsWithoutWaiting: true) { FileDataSource(path: path) }
     }
 
     /// The blob at `url`, through `registry`: `file:`, and every scheme registered there
@@ -84,7 +95,7 @@ public struct UploadSource: Sendable {
         } catch {
             throw .source(error)
         }
-        return dataSource(name: url.isFileURL ? url.path : url.absoluteString) {
+        return dataSource(name: url.isFileURL ? url.path : url.absoluteString, readsWithoutWaiting: url.isFileURL) {
             try registry.dataSource(for: url)
         }
     }

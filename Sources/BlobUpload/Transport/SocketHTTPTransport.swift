@@ -62,6 +62,14 @@ final class SocketHTTPTransport: Sendable {
     func send(
         _ head: HTTPRequestHead, body: Data?, observe: (@Sendable (Int) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPReply {
+        try await send(head, requestBody: body.map(RequestBody.data), observe: observe)
+    }
+
+    /// Sends `head` with `body`; see ``send(_:body:observe:)``. A produced body whose producer
+    /// stops ends the request with ``BlobUploadError/cancelled``: its producer knows why.
+    func send(
+        _ head: HTTPRequestHead, requestBody body: RequestBody?, observe: (@Sendable (Int) -> Void)? = nil
+    ) async throws(BlobUploadError) -> HTTPReply {
         let call = HTTP1Cancellation()
         let meter = meter(observing: observe)
         return try await withBlockingWork(at: .newThread("BlobUpload \(head.method)"), onCancel: call.cancel) {
@@ -73,7 +81,7 @@ final class SocketHTTPTransport: Sendable {
     /// ``HTTPReply/redirect(hasBody:followed:)``): only those of a request without a body, within
     /// its origin.
     private func perform(
-        _ head: HTTPRequestHead, body: Data?, meter: HTTP1Meter?, call: HTTP1Cancellation
+        _ head: HTTPRequestHead, body: RequestBody?, meter: HTTP1Meter?, call: HTTP1Cancellation
     ) -> Result<HTTPReply, BlobUploadError> {
         var head = head
         var followed = 0
@@ -83,7 +91,7 @@ final class SocketHTTPTransport: Sendable {
             case .success(let answer): reply = answer
             case .failure(let error): return .failure(error)
             }
-            switch reply.redirect(hasBody: body.map { !$0.isEmpty } ?? false, followed: followed) {
+            switch reply.redirect(hasBody: (body?.count ?? 0) > 0, followed: followed) {
             case nil: return .success(reply)
             case .failure(let refusal): return .failure(refusal)
             case .success(let follow): (head.url, head.method) = (follow.url, follow.method)
@@ -93,7 +101,7 @@ final class SocketHTTPTransport: Sendable {
     }
 
     private func performOnce(
-        _ head: HTTPRequestHead, body: Data?, meter: HTTP1Meter?, call: HTTP1Cancellation
+        _ head: HTTPRequestHead, body: RequestBody?, meter: HTTP1Meter?, call: HTTP1Cancellation
     ) -> Result<HTTPReply, BlobUploadError> {
         let method = head.method
         let url = head.url
@@ -124,24 +132,31 @@ final class SocketHTTPTransport: Sendable {
         }
     }
 
-    /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:wait:keepingAtMost:failingPastLimit:)``:
-    /// an early refusal is read, an early success never counts).
+    /// Writes the request and reads the answer (``HTTP1Connection/exchange(method:head:body:sending:answerTimeout:keepingAtMost:failingPastLimit:meter:)``:
+    /// an early refusal is read, an early success never counts). A produced body starts
+    /// anew on every attempt (a resend after a stale connection).
     private func exchange(
-        on connection: HTTP1Connection, method: String, head: [UInt8], body: Data?, meter: HTTP1Meter?
+        on connection: HTTP1Connection, method: String, head: [UInt8], body: RequestBody?, meter: HTTP1Meter?
     ) throws(HTTP1Error) -> HTTP1Answer {
-        guard let body else {
+        switch body {
+        case nil:
             return try connection.exchange(
                 method: method, head: head, body: nil, sending: sending, answerTimeout: timeout, keepingAtMost: HTTPReply.maxKeptBody)
-        }
-        var result: Result<HTTP1Answer, HTTP1Error> = .failure(.cancelled)
-        body.withUnsafeBytes { bytes in
-            result = Result { () throws(HTTP1Error) in
-                try connection.exchange(
-                    method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout,
-                    keepingAtMost: HTTPReply.maxKeptBody, meter: meter)
+        case .produced(_, let makeBody)?:
+            return try connection.exchange(
+                method: method, head: head, producing: makeBody(), sending: sending, answerTimeout: timeout,
+                keepingAtMost: HTTPReply.maxKeptBody, meter: meter)
+        case .data(let data)?:
+            var result: Result<HTTP1Answer, HTTP1Error> = .failure(.cancelled)
+            data.withUnsafeBytes { bytes in
+                result = Result { () throws(HTTP1Error) in
+                    try connection.exchange(
+                        method: method, head: head, body: bytes, sending: sending, answerTimeout: timeout,
+                        keepingAtMost: HTTPReply.maxKeptBody, meter: meter)
+                }
             }
+            return try result.get()
         }
-        return try result.get()
     }
 
     /// The upload error for `error`, naming the method and URL, and for a broken answer the

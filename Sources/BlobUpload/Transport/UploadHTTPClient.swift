@@ -36,13 +36,22 @@ final class UploadHTTPClient: Sendable {
     /// Sends `head` with `body` (its length set here) and reads the answer; statuses are
     /// returned, not thrown. `observe` is told the body bytes as they are written (on the own
     /// client; URLSession does not tell).
+    /// A produced body (``RequestBody/produced(count:makeBody:)``) needs the own client
+    /// (``isDoneWithBodies(at:)``); through URLSession it fails with
+    /// ``BlobUploadError/invalidOption(name:reason:)`` before anything is sent.
     func send(
-        _ head: HTTPRequestHead, body: Data?, observe: (@Sendable (Int) -> Void)? = nil
+        _ head: HTTPRequestHead, body requestBody: RequestBody?, observe: (@Sendable (Int) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPReply {
         switch transport.route(for: head.url) {
         case .own:
-            return try await socket.send(head, body: body, observe: observe)
+            return try await socket.send(head, requestBody: requestBody, observe: observe)
         case .urlSession:
+            let body: Data?
+            switch requestBody {
+            case nil: body = nil
+            case .data(let data)?: body = data
+            case .produced?: throw .invalidOption(name: "transport", reason: "a body read while it is sent needs the package's own client")
+            }
             if let rateLimit, let body, !body.isEmpty {
                 do {
                     try await rateLimit.paced(body.count)

@@ -15,7 +15,7 @@ extension TusClient {
     /// they are written (on the package's own client).
     func send(
         _ method: String, _ url: URL, headers extra: [String: String],
-        body: Data? = nil, tusResumable: Bool = true, observe: (@Sendable (Int) -> Void)? = nil
+        body: RequestBody? = nil, tusResumable: Bool = true, observe: (@Sendable (Int) -> Void)? = nil
     ) async throws(BlobUploadError) -> HTTPReply {
         guard URLOrigin(url) == URLOrigin(endpoint) else {
             throw .crossOriginRefused(method: method, url: url.absoluteString, allowedOrigin: "\(URLOrigin(endpoint))")
@@ -36,7 +36,7 @@ extension TusClient {
     }
 
     private func sendOnce(
-        _ method: String, _ url: URL, fields: [String: String], body: Data?, tusResumable: Bool, observe: (@Sendable (Int) -> Void)?
+        _ method: String, _ url: URL, fields: [String: String], body: RequestBody?, tusResumable: Bool, observe: (@Sendable (Int) -> Void)?
     ) async throws(BlobUploadError) -> HTTPReply {
         let head = try HeaderFieldCheck.head(
             method: method, url: url, fields: fields, setting: tusResumable ? [("Tus-Resumable", "1.0.0")] : [])

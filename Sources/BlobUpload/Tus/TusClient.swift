@@ -15,10 +15,11 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// Each chunk is read from the source into a reusable buffer before its PATCH starts (the
-/// next one while the current one is sent), and sent with `Content-Length`: no temporary
-/// files, memory about two chunks, and no
-/// deadlock when the source is itself an HTTP download in this process.
+/// Each chunk is sent with `Content-Length`: no temporary files, memory about two chunks at
+/// most. A file's chunk on the package's own client is read while it is sent (README,
+/// "Streamed tus chunks"); any other is read into a reusable buffer before its PATCH starts
+/// (the next one while the current one is sent), so there is no deadlock when the source is
+/// itself an HTTP download in this process.
 ///
 /// ## Requests stay on the endpoint's origin
 /// The client's ``headers`` and those of the options — `Authorization`, `Cookie`,
@@ -137,7 +138,7 @@ public final class TusClient: Sendable {
         }
         let encoded = try TusMetadata.encode(metadata)
         if !encoded.isEmpty { headers["Upload-Metadata"] = encoded }
-        let reply = try await send("POST", endpoint, headers: headers, body: Data())
+        let reply = try await send("POST", endpoint, headers: headers, body: .data(Data()))
         if reply.header("tus-resumable") == nil,
            reply.isSuccess || (!optionsShowedTus && ![401, 407].contains(reply.statusCode)) {
             throw .notTusServer(method: "POST", url: endpoint.absoluteString, statusCode: reply.statusCode)
@@ -197,7 +198,7 @@ public final class TusClient: Sendable {
     ///   not on the endpoint's origin.
     public func terminate(_ uploadURL: URL, headers extra: [String: String] = [:]) async throws(BlobUploadError) {
         try Self.refuseOwned(extra, by: "the call's headers")
-        let reply = try await send("DELETE", uploadURL, headers: extra, body: Data())
+        let reply = try await send("DELETE", uploadURL, headers: extra, body: .data(Data()))
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
         }

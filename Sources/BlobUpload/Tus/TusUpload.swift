@@ -90,10 +90,13 @@ final class TusUpload {
         emit(.progress(TransferProgress(completedBytes: offset, totalBytes: length)))
         while lengthPending || length.map({ offset < $0 }) ?? true {
             if Task.isCancelled { throw .cancelled }
-            let known = try await reader.prepareChunk(at: offset)
-            if source.isLive { length = known }
+            let streamed = try await streamableChunk()
+            if streamed == nil {
+                let known = try await reader.prepareChunk(at: offset)
+                if source.isLive { length = known }
+            }
             do {
-                let confirmed = try await sendChunk()
+                let confirmed = try await sendChunk(streaming: streamed)
                 advance(to: confirmed)
             } catch {
                 try await recover(from: error)
@@ -107,8 +110,19 @@ final class TusUpload {
             bytesSent: bytesSent, retries: retries, checksumAlgorithm: checksumAlgorithm?.name)
     }
 
-    /// Sends the prepared chunk from `offset`; returns the server's new offset.
-    private func sendChunk() async throws(BlobUploadError) -> Int64 {
+    /// The byte count of the chunk at `offset` when it is sent as it is read, its stream
+    /// positioned (``TusChunkReader/positionForStreaming(at:)``); `nil` when it is prepared
+    /// whole: a checksum or a body hook needs the whole chunk first, URLSession may read a body
+    /// after its call returned, and only a file's reads never wait on the request's thread.
+    private func streamableChunk() async throws(BlobUploadError) -> Int? {
+        guard checksumAlgorithm == nil, options.chunkBodyHook == nil, source.readsWithoutWaiting,
+              let uploadURL, client.isDoneWithBodies(at: uploadURL) else { return nil }
+        return try await reader.positionForStreaming(at: offset)
+    }
+
+    /// Sends the chunk from `offset`, prepared or, with `streamed` bytes, read as it is sent;
+    /// returns the server's new offset.
+    private func sendChunk(streaming streamed: Int?) async throws(BlobUploadError) -> Int64 {
         guard let uploadURL else { throw .protocolViolation(operation: .tus(method: "PATCH"), url: client.endpoint.absoluteString, reason: "no upload") }
         var headers = options.headers
         headers["Content-Type"] = "application/offset+octet-stream"
@@ -116,9 +130,15 @@ final class TusUpload {
         if let checksumAlgorithm {
             headers["Upload-Checksum"] = await reader.checksum(checksumAlgorithm)
         }
-        var body = reader.chunkData(copying: !client.isDoneWithBodies(at: uploadURL))
-        if let hook = options.chunkBodyHook {
-            body = await hook(offset, body)
+        let body: RequestBody
+        if let streamed {
+            body = reader.streamedBody(at: offset, count: streamed)
+        } else {
+            var data = reader.chunkData(copying: !client.isDoneWithBodies(at: uploadURL))
+            if let hook = options.chunkBodyHook {
+                data = await hook(offset, data)
+            }
+            body = .data(data)
         }
         let end = offset + Int64(body.count)
         if source.isLive { try checkMaxSize(end) }
@@ -130,12 +150,19 @@ final class TusUpload {
         if declaresLength {
             headers["Upload-Length"] = String(end)
         }
-        reader.prefetchNext()
+        if streamed == nil { reader.prefetchNext() }
         let (emit, start, length) = (self.emit, offset, self.length)
         let written = LockedValue<Int64>(0)
-        let reply = try await client.send("PATCH", uploadURL, headers: headers, body: body) { count in
-            let sent = written.withLock { $0 += Int64(count); return $0 }
-            emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + sent)))
+        let reply: HTTPReply
+        do {
+            reply = try await client.send("PATCH", uploadURL, headers: headers, body: body) { count in
+                let sent = written.withLock { $0 += Int64(count); return $0 }
+                emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + sent)))
+            }
+        } catch {
+            // A streamed body that stopped short ended the request; the read says why.
+            if streamed != nil, let failure = reader.takeStreamFailure() { throw failure }
+            throw error
         }
         if [404, 410].contains(reply.statusCode) {
             throw .uploadGone(url: uploadURL.absoluteString, statusCode: reply.statusCode)
