@@ -1,21 +1,23 @@
 import Foundation
 
 /// A request body read while it is sent: `length` bytes that `read` yields in order, in pieces
-/// of at most `piece` bytes. One thread reads a piece and sends it while it is still in cache,
-/// and reads the next piece while the socket cannot take more, so reading overlaps sending
-/// without a second thread or a buffer of the whole body (README, "Streamed tus chunks").
+/// of half of `buffer` at most. One thread reads a piece and sends it while it is still in
+/// cache, and reads the next piece into the other half while the socket cannot take more, so
+/// reading overlaps sending without a second thread or a buffer of the whole body (README,
+/// "Streamed tus chunks").
 package struct HTTP1ProducedBody {
     /// The body's byte count, sent as `Content-Length`.
     package var length: Int
-    /// The most bytes read, and sent, at once.
-    package var piece: Int
+    /// Where the pieces are read, the caller's (reused from request to request, so a sender
+    /// on any thread allocates nothing); untouched once the send returns.
+    package var buffer: UnsafeMutableRawBufferPointer
     /// Writes the body's next bytes into the buffer (at most its count) and returns how many.
     /// 0 or less: the producer failed (it keeps why), and the body stops short.
     package var read: (UnsafeMutableRawBufferPointer) -> Int
 
-    package init(length: Int, piece: Int, read: @escaping (UnsafeMutableRawBufferPointer) -> Int) {
+    package init(length: Int, buffer: UnsafeMutableRawBufferPointer, read: @escaping (UnsafeMutableRawBufferPointer) -> Int) {
         self.length = max(0, length)
-        self.piece = max(1, piece)
+        self.buffer = buffer
         self.read = read
     }
 }
@@ -27,12 +29,12 @@ extension HTTP1Connection {
     /// incomplete, and the connection must go.
     package func send(_ body: HTTP1ProducedBody, wait: HTTP1Wait, meter: HTTP1Meter?) throws(HTTP1Error) -> Bool {
         guard body.length > 0 else { return true }
+        guard body.buffer.count >= 2 else { return false }
         let (fd, channel) = try connected()
-        let piece = min(body.piece, body.length, meter?.reserve != nil ? meter?.slice ?? .max : .max)
-        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * piece, alignment: 64)
-        defer { storage.deallocate() }
+        let piece = min(body.buffer.count / 2, body.length, meter?.reserve != nil ? meter?.slice ?? .max : .max)
         let buffers = [
-            UnsafeMutableRawBufferPointer(rebasing: storage[0..<piece]), UnsafeMutableRawBufferPointer(rebasing: storage[piece...]),
+            UnsafeMutableRawBufferPointer(rebasing: body.buffer[0..<piece]),
+            UnsafeMutableRawBufferPointer(rebasing: body.buffer[piece..<2 * piece]),
         ]
         var filled = [0, 0]
         var produced = 0

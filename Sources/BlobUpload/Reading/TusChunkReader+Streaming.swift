@@ -32,15 +32,20 @@ extension TusChunkReader {
     /// that fails stops the body short; ``takeStreamFailure()`` tells why.
     func streamedBody(at offset: Int64, count: Int) -> RequestBody {
         .produced(count: count) { [self] in
-            queue.sync {
-                guard streamFailure == nil else { return }
-                do throws(BlobUploadError) {
-                    try reposition(to: offset)
-                } catch {
-                    streamFailure = error
+            let pieces = queue.sync { () -> UnsafeMutableRawBufferPointer in
+                if streamFailure == nil {
+                    do throws(BlobUploadError) {
+                        try reposition(to: offset)
+                    } catch {
+                        streamFailure = error
+                    }
                 }
+                // The buffer a prepared chunk is read ahead into: idle while chunks stream (no
+                // read ahead is queued while a request is under way, and one queued before
+                // has run by now).
+                return UnsafeMutableRawBufferPointer(rebasing: spare.buffer.prefix(2 * Self.streamedPiece))
             }
-            return HTTP1ProducedBody(length: count, piece: Self.streamedPiece) { [self] piece in produce(into: piece) }
+            return HTTP1ProducedBody(length: count, buffer: pieces) { [self] piece in produce(into: piece) }
         }
     }
 
