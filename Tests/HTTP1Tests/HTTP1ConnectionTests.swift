@@ -35,6 +35,13 @@ import Testing
         /// Accepts one connection and returns its descriptor.
         func accept() -> Int32 { Glibc.accept(fd, nil, nil) }
 
+        /// A connection to this listener, and the accepted peer's descriptor (the caller closes it).
+        func connectedPair() throws -> (connection: HTTP1Connection, peer: Int32) {
+            let connection = HTTP1Connection()
+            try connection.connect(host: "127.0.0.1", port: port, wait: .after(5))
+            return (connection, accept())
+        }
+
         /// Writes `text` to `peer`.
         static func write(_ text: String, to peer: Int32) {
             _ = Array(text.utf8).withUnsafeBytes { send(peer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -30,9 +30,7 @@ import Testing
 
     @Test func thePeerGetsExactlyTheProducedBytes() throws {
         let listener = try Listener()
-        let connection = HTTP1Connection()
-        try connection.connect(host: "127.0.0.1", port: listener.port, wait: .after(5))
-        let peer = listener.accept()
+        let (connection, peer) = try listener.connectedPair()
         defer { close(peer) }
         let length = 3 * 1024 * 1024 + 5
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 128 * 1024, alignment: 16)
@@ -58,9 +56,7 @@ import Testing
 
     @Test func aProducerThatFailsStopsTheBodyShort() throws {
         let listener = try Listener()
-        let connection = HTTP1Connection()
-        try connection.connect(host: "127.0.0.1", port: listener.port, wait: .after(5))
-        let peer = listener.accept()
+        let (connection, peer) = try listener.connectedPair()
         defer { close(peer) }
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { storage.deallocate() }
