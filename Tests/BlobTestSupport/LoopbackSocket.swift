@@ -8,19 +8,25 @@ public enum LoopbackSocket {
     /// scripted server.
     /// - Throws: ``TestSupportError`` with the `errno` message.
     public static func listening() throws -> (fd: Int32, port: UInt16) {
-        switch listen() {
+        try listening(on: LoopbackAddress.standard)
+    }
+
+    /// A listening socket on `address` (of 127.0.0.0/8) at an ephemeral port, and that port.
+    /// - Throws: ``TestSupportError`` with the `errno` message.
+    public static func listening(on address: LoopbackAddress) throws -> (fd: Int32, port: UInt16) {
+        switch listen(on: address) {
         case .success(let listener): return listener
-        case .failure(let error): throw TestSupportError("cannot listen on 127.0.0.1: \(error.text)")
+        case .failure(let error): throw TestSupportError("cannot listen on \(address.text): \(error.text)")
         }
     }
 
-    /// A listening socket on 127.0.0.1 at an ephemeral port, and that port.
-    static func listen() -> Result<(fd: Int32, port: UInt16), Errno> {
+    /// A listening socket on `address` at an ephemeral port, and that port.
+    static func listen(on host: LoopbackAddress = .standard) -> Result<(fd: Int32, port: UInt16), Errno> {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { return .failure(Errno.current) }
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = loopbackAddress(port: 0)
+        var address = loopbackAddress(port: 0, host: host)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -87,11 +93,11 @@ public enum LoopbackSocket {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
-    private static func loopbackAddress(port: UInt16) -> sockaddr_in {
+    private static func loopbackAddress(port: UInt16, host: LoopbackAddress = .standard) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        address.sin_addr.s_addr = host.value.bigEndian
         return address
     }
 
@@ -99,5 +105,27 @@ public enum LoopbackSocket {
         let error = Errno.current
         Glibc.close(fd)
         return .failure(error)
+    }
+}
+
+/// An IPv4 address of the loopback network, 127.0.0.0/8, all of which Linux routes to `lo`.
+public struct LoopbackAddress: Sendable {
+    /// The address in host byte order.
+    public let value: UInt32
+
+    /// 127.0.0.1.
+    public static let standard = LoopbackAddress(value: 0x7F00_0001)
+
+    /// A random address of 127.0.0.0/8 other than 127.0.0.1: a listener there is reached only
+    /// by a client given its URL. Another test's client retrying a port of 127.0.0.1, which the
+    /// kernel may hand to a new listener, never connects to it.
+    public static func random() -> LoopbackAddress {
+        var generator = SystemRandomNumberGenerator()
+        return LoopbackAddress(value: 0x7F00_0000 | UInt32.random(in: 0x01_0101...0xFE_FEFE, using: &generator))
+    }
+
+    /// The dotted form, for URLs.
+    public var text: String {
+        "\(value >> 24).\((value >> 16) & 0xFF).\((value >> 8) & 0xFF).\(value & 0xFF)"
     }
 }

@@ -57,8 +57,10 @@ public final class ScriptedHTTPServer: Sendable {
         }
     }
 
-    /// The port it listens on, on 127.0.0.1.
+    /// The port it listens on.
     public let port: UInt16
+    /// The address it listens on: 127.0.0.1 unless it was given another.
+    public let address: LoopbackAddress
     private let listener: Int32
     private let log = Log()
 
@@ -86,16 +88,17 @@ public final class ScriptedHTTPServer: Sendable {
     /// A path prefix unique to this server (`/<uuid>`): see ``wasReached``.
     public let ownPath = "/" + UUID().uuidString.lowercased()
 
-    /// `http://127.0.0.1:<port>/<uuid><path>`: a URL whose requests ``wasReached`` counts.
+    /// `http://<address>:<port>/<uuid><path>`: a URL whose requests ``wasReached`` counts.
     public func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(ownPath)\(path)")!
+        URL(string: "http://\(address.text):\(port)\(ownPath)\(path)")!
     }
 
     /// Whether a request for one of this server's ``url(_:)`` came, or a connection sent no
-    /// whole request (it cannot be told apart): what a test asserts is false when nothing may
-    /// reach the server. Not ``connectionCount``: another test's client that still retries a
-    /// port of a server it used, which the kernel has since given to this one, connects here
-    /// too, and asks for its own path.
+    /// whole request: what a test asserts is false when nothing may reach the server. Not
+    /// ``connectionCount``: another test's client that still retries a port of a server it
+    /// used, which the kernel has since given to this one, connects too, and asks for its own
+    /// path. A server that nothing may reach listens on an address of its own
+    /// (``LoopbackAddress/random()``), where no such client connects at all.
     public var wasReached: Bool {
         log.state.withLock { state in
             state.silentConnections > 0 || state.requests.contains { Request($0).target.hasPrefix(ownPath) }
@@ -113,11 +116,14 @@ public final class ScriptedHTTPServer: Sendable {
     ///   - readsBodies: Reads a `Content-Length` body before answering (else the head only).
     ///   - readsChunkedBodies: Reads a chunked body to its last chunk before answering (by
     ///     default the answer follows the head of a chunked request at once).
+    ///   - address: Where it listens: 127.0.0.1, or for a server nothing may reach
+    ///     (``wasReached``) an address of its own, ``LoopbackAddress/random()``.
     public init(
         connections: [[String]], drainBeforeClosing: Bool = false, readsBodies: Bool = true, readsChunkedBodies: Bool = false,
-        pacing: Pacing? = nil
+        pacing: Pacing? = nil, address: LoopbackAddress = .standard
     ) throws {
-        (listener, port) = try LoopbackSocket.listening()
+        self.address = address
+        (listener, port) = try LoopbackSocket.listening(on: address)
         let log = self.log, listener = self.listener
         Thread.detachNewThread {
             defer { Self.closeListener(listener, log) }
@@ -140,8 +146,9 @@ public final class ScriptedHTTPServer: Sendable {
 
     /// Answers every connection's one request with what `respond` returns: see the type's
     /// documentation. The request's body is not read.
-    public init(pacing: Pacing? = nil, respond: @escaping @Sendable (Request) -> [UInt8]) throws {
-        (listener, port) = try LoopbackSocket.listening()
+    public init(pacing: Pacing? = nil, address: LoopbackAddress = .standard, respond: @escaping @Sendable (Request) -> [UInt8]) throws {
+        self.address = address
+        (listener, port) = try LoopbackSocket.listening(on: address)
         let log = self.log, listener = self.listener
         Thread.detachNewThread {
             defer { Self.closeListener(listener, log) }

@@ -28,7 +28,7 @@ import BlobTestSupport
     @Test(arguments: [0, -1, TusUploadOptions.maxChunkSize + 1, 99_999_999_999_999, Int.max])
     func aChunkSizeOutOfBoundsIsRefusedBeforeAnythingIsSent(chunkSize: Int) async throws {
         // A server that would answer, so a request sent would be seen.
-        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options]])
+        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options]], address: .random())
         await #expect {
             _ = try await TusClient(endpoint: server.url("/files/")).upload(
                 ScriptedTus.source(3000), options: ScriptedTus.options(chunkSize: chunkSize))

@@ -19,7 +19,7 @@ import Testing
         try ScriptedHTTPServer(connections: [[
             ScriptedTus.options, ScriptedTus.created("/files/b"), ScriptedTus.head(offset: 0, length: 3000),
             ScriptedTus.patched(1000), ScriptedTus.patched(2000), ScriptedTus.patched(3000),
-        ]])
+        ]], address: .random())
     }
 
     private func isRefusal(_ error: any Error, to other: ScriptedHTTPServer) -> Bool {

@@ -23,7 +23,7 @@ import Testing
     /// Over the socket transport, which would write the fields verbatim.
     @Test(arguments: cases)
     func theTusClientSendsNothing(name: String, value: String) async throws {
-        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]], address: .random())
         let endpoint = server.url("/files/")
         let upload = endpoint.appendingPathComponent("x")
         for client in [TusClient(endpoint: endpoint, headers: [name: value]), TusClient(endpoint: endpoint)] {
@@ -42,7 +42,7 @@ import Testing
     /// headers, a call's and an upload's, before anything is sent.
     @Test(arguments: ["upload-offset", "TUS-RESUMABLE", "content-type", "Transfer-Encoding", "te", "Upgrade"])
     func aFieldTheTusProtocolSetsIsRefused(name: String) async throws {
-        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]], address: .random())
         let endpoint = server.url("/files/")
         let refused: (any Error) -> Bool = { error in
             guard case .invalidHeader(name, let reason)? = error as? BlobUploadError else { return false }
@@ -60,7 +60,7 @@ import Testing
     /// `URLRequest` keeps a name that is no token; the socket transport itself refuses it.
     @Test(arguments: ["X-Bad: Name", "X Bad"])
     func theSocketTransportRefusesANameThatIsNoToken(name: String) async throws {
-        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]])
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 204 No Content\r\n\r\n"]], address: .random())
         var request = URLRequest(url: server.url("/files/x"))
         request.httpMethod = "PATCH"
         request.setValue("v", forHTTPHeaderField: name)
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func theStreamedUploaderRefusesIt() async throws {
-        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]])
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]], address: .random())
         let target = server.url("/upload/x.bin")
         await #expect {
             _ = try await StreamedUploader().upload(
@@ -112,7 +112,7 @@ import Testing
     @Test(arguments: [Transport.automatic, .urlSession],
           ["PUT /other HTTP/1.1\r\nX-Injected: yes\r\nX-Pad:", "PUT\n", "PU T", ""])
     func theStreamedUploaderRefusesAMethodThatIsNoToken(transport: Transport, method: String) async throws {
-        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]])
+        let server = try ScriptedHTTPServer(connections: [["HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"]], address: .random())
         let target = server.url("/upload/x.bin")
         await #expect {
             _ = try await StreamedUploader(transport: transport).upload(InputStream(data: Data("abc".utf8)), to: target, method: method)

@@ -13,18 +13,19 @@ import Testing
         try await ToolProcess.execute(ToolProcess.blobstream(), arguments)
     }
 
-    /// A listener the command must never reach. Its port is an ephemeral one, which another
-    /// test's client may still be retrying (a server it used has closed, and the kernel handed
-    /// the port to this listener), so a connection counts as the command's when its request
-    /// names this listener's own path, or when it sends nothing at all (it cannot be told apart).
+    /// A listener the command must never reach, on a loopback address of its own: another
+    /// test's client still retrying a port of 127.0.0.1 that the kernel has since handed out
+    /// cannot reach it. Any connection counts, but one whose request names another path.
     final class Untouched {
         let fd: Int32
         let url: String
         private let token = UUID().uuidString
         init(path: String = "/files/") throws {
-            let (fd, port) = try LoopbackSocket.listening()
+            // An address of its own: no other test's client can reach it (see `LoopbackAddress.random`).
+            let address = LoopbackAddress.random()
+            let (fd, port) = try LoopbackSocket.listening(on: address)
             self.fd = fd
-            url = "http://127.0.0.1:\(port)/\(token)\(path)"
+            url = "http://\(address.text):\(port)/\(token)\(path)"
         }
         /// Whether the command connected (the kernel completes connects on its own).
         var wasConnected: Bool {

@@ -32,7 +32,7 @@ import BlobTestSupport
 
     @Test(arguments: [TusClient.Transport.automatic, .urlSession])
     func aRedirectToAnotherOriginIsRefused(transport: TusClient.Transport) async throws {
-        let other = try ScriptedHTTPServer(connections: [[ScriptedTus.options], [ScriptedTus.head(offset: 0, length: 10)]])
+        let other = try ScriptedHTTPServer(connections: [[ScriptedTus.options], [ScriptedTus.head(offset: 0, length: 10)]], address: .random())
         let foreign = other.url("/files/b").absoluteString
         let endpoint = try ScriptedHTTPServer(connections: [[Self.redirect(foreign)], [Self.redirect(foreign)]])
         let client = TusClient(endpoint: ScriptedTus.endpoint(endpoint), headers: Self.credentials, transport: transport)

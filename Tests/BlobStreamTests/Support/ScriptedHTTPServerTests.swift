@@ -7,16 +7,18 @@ import Testing
 /// a stray client asking for its own path does not count, this test's request and a silent
 /// connection do.
 @Suite struct ScriptedHTTPServerTests {
-    /// Connects to `port`, sends `text` (nothing when empty), and waits for the server to close.
-    private func visit(port: UInt16, sending text: String) throws {
+    /// Connects to `address`:`port`, sends `text` (nothing when empty), and waits for the server
+    /// to close.
+    private func visit(_ address: LoopbackAddress = .standard, port: UInt16, sending text: String) throws {
+        let host = address
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: errno \(errno)") }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = port.bigEndian
+        socketAddress.sin_addr.s_addr = host.value.bigEndian
+        let connected = withUnsafePointer(to: &socketAddress) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw TestSupportError("connect: errno \(errno)") }
@@ -29,8 +31,8 @@ import Testing
         while recv(fd, &byte, 1, 0) > 0 {}
     }
 
-    private func server() throws -> ScriptedHTTPServer {
-        try ScriptedHTTPServer { _ in ScriptedHTTPServer.response(status: "204 No Content") }
+    private func server(address: LoopbackAddress = .standard) throws -> ScriptedHTTPServer {
+        try ScriptedHTTPServer(address: address) { _ in ScriptedHTTPServer.response(status: "204 No Content") }
     }
 
     @Test func aRequestForAnotherPathDoesNotCount() throws {
@@ -51,5 +53,17 @@ import Testing
         let server = try server()
         try visit(port: server.port, sending: "")
         #expect(server.wasReached)
+    }
+
+    /// The servers that nothing may reach listen on an address of their own: their URL leads there.
+    @Test func aServerOnAnAddressOfItsOwnIsReachedThroughItsURL() throws {
+        let address = LoopbackAddress.random()
+        let server = try server(address: address)
+        let url = server.url("/files/b")
+        #expect(url.host == address.text)
+        #expect(!server.wasReached)
+        try visit(address, port: server.port, sending: "GET \(url.path) HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(server.wasReached)
+        #expect(server.parsedRequests.map(\.target) == [url.path])
     }
 }

@@ -174,7 +174,7 @@ import Testing
     }
 
     @Test func aRedirectToAnotherHostIsRefusedAndNothingIsSentThere() async throws {
-        let elsewhere = try ScriptedHTTPServer(connections: [[Self.partStored]])
+        let elsewhere = try ScriptedHTTPServer(connections: [[Self.partStored]], address: .random())
         let target = elsewhere.url("/scripted-bucket/k").absoluteString
         let server = try ScriptedHTTPServer(connections: [[Self.answer("307 Temporary Redirect", fields: ["Location: \(target)"])]])
         let client = try Self.client(server)
