@@ -9,7 +9,8 @@ package struct HTTP1ProducedBody {
     /// The body's byte count, sent as `Content-Length`.
     package var length: Int
     /// Where the pieces are read, the caller's (reused from request to request, so a sender
-    /// on any thread allocates nothing); untouched once the send returns.
+    /// on any thread allocates nothing); untouched once the send returns. At least 1 byte
+    /// (an empty one sends nothing and returns `false`); with 1, no piece is read ahead.
     package var buffer: UnsafeMutableRawBufferPointer
     /// Writes the body's next bytes into the buffer (at most its count) and returns how many.
     /// 0 or less: the producer failed (it keeps why), and the body stops short.
@@ -29,13 +30,13 @@ extension HTTP1Connection {
     /// incomplete, and the connection must go.
     package func send(_ body: HTTP1ProducedBody, wait: HTTP1Wait, meter: HTTP1Meter?) throws(HTTP1Error) -> Bool {
         guard body.length > 0 else { return true }
-        guard body.buffer.count >= 2 else { return false }
+        guard !body.buffer.isEmpty else { return false }
         let (fd, channel) = try connected()
-        let piece = min(body.buffer.count / 2, body.length, meter?.reserve != nil ? meter?.slice ?? .max : .max)
-        let buffers = [
-            UnsafeMutableRawBufferPointer(rebasing: body.buffer[0..<piece]),
-            UnsafeMutableRawBufferPointer(rebasing: body.buffer[piece..<2 * piece]),
-        ]
+        // A buffer of one byte has no second half: no read ahead then.
+        let halves = body.buffer.count >= 2
+        let piece = min(halves ? body.buffer.count / 2 : 1, body.length, meter?.reserve != nil ? meter?.slice ?? .max : .max)
+        let first = UnsafeMutableRawBufferPointer(rebasing: body.buffer[0..<piece])
+        let buffers = [first, halves ? UnsafeMutableRawBufferPointer(rebasing: body.buffer[piece..<2 * piece]) : first]
         var filled = [0, 0]
         var produced = 0
         /// Reads the next piece into buffer `index`; false when the producer failed.
@@ -80,7 +81,7 @@ extension HTTP1Connection {
             case .wait(let event):
                 // The socket is full: read ahead now, then wait (the same bytes go again: TLS
                 // may hold records of them).
-                if filled[next] == 0, produced < body.length {
+                if halves, filled[next] == 0, produced < body.length {
                     guard readPiece(into: next) else { return false }
                     continue
                 }

@@ -46,6 +46,20 @@ import Testing
         #expect(status.offset < Int64(size), "the server was never sent the whole upload")
     }
 
+    /// Chunks of 1 to 3 bytes: the read-ahead buffer then holds one piece or two of 1 byte.
+    @Test(arguments: [1, 2, 3])
+    func tinyChunksStreamTheWholeFile(chunkSize: Int) async throws {
+        try TestServers.requireTus()
+        let path = try makeRandomFile(size: 7, seed: 132)
+        defer { TempFiles.remove(path) }
+        var options = TusUploadOptions()
+        options.chunkSize = chunkSize
+        let result = try await TusClient(endpoint: TestServers.tusFilesURL).upload(.file(path: path), options: options)
+        defer { TestServers.removeUploads([result.uploadURL]) }
+        #expect(result.length == 7)
+        #expect(try tusStoredCopyMatches(result.uploadURL, file: path))
+    }
+
     @Test func aPatchSentAgainAfterARefusalStartsItsBodyFromTheChunksFirstByte() async throws {
         let chunk = 256 << 10
         let size = 2 * chunk + 10

@@ -54,6 +54,24 @@ import Testing
         #expect(observed.value == length)
     }
 
+    @Test(arguments: [1, 2, 3])
+    func aBufferOfAFewBytesStillSendsTheWholeBody(bufferSize: Int) throws {
+        let listener = try Listener()
+        let (connection, peer) = try listener.connectedPair()
+        defer { close(peer) }
+        let length = 10_001
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 1)
+        defer { storage.deallocate() }
+        var produced = 0
+        let body = HTTP1ProducedBody(length: length, buffer: storage) { piece in
+            for index in 0..<piece.count { piece[index] = Self.byte(at: produced + index) }
+            produced += piece.count
+            return piece.count
+        }
+        #expect(try connection.send(body, wait: .after(30), meter: nil))
+        #expect(Self.drain(peer, count: length) == (0..<length).map(Self.byte(at:)))
+    }
+
     @Test func aProducerThatFailsStopsTheBodyShort() throws {
         let listener = try Listener()
         let (connection, peer) = try listener.connectedPair()
