@@ -44,9 +44,16 @@ import Testing
             return piece.count
         }
         let observed = ObservedCount(0)
-        let reader = Task.detached { Self.drain(peer, count: length) }
+        // A thread of its own: the cooperative pool may be busy with other tests.
+        let reader = DetachedValue<[UInt8]>()
+        let drained = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            reader.value = Self.drain(peer, count: length)
+            drained.signal()
+        }
         let complete = try connection.send(body, wait: .after(30), meter: HTTP1Meter(observe: { count in observed.add(count) }))
-        let received = try #require(try? awaitResult(reader))
+        #expect(drained.wait(timeout: .now() + 30) == .success)
+        let received = try #require(reader.value)
         #expect(complete)
         #expect(largestPiece <= 64 * 1024)
         #expect(received.count == length)
@@ -103,18 +110,7 @@ private final class ObservedCount: @unchecked Sendable {
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
 
-/// Waits on this thread for a detached task's value.
-private func awaitResult<T: Sendable>(_ task: Task<T, Never>) throws -> T {
-    let done = DispatchSemaphore(value: 0)
-    let box = DetachedValue<T>()
-    Task.detached {
-        box.value = await task.value
-        done.signal()
-    }
-    guard done.wait(timeout: .now() + 30) == .success, let value = box.value else { throw POSIXError(.ETIMEDOUT) }
-    return value
-}
-
+/// A value a thread hands over, read after its semaphore.
 private final class DetachedValue<T>: @unchecked Sendable {
     var value: T?
 }
