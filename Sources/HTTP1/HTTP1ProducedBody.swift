@@ -64,7 +64,10 @@ extension HTTP1Connection {
                     if produced == body.length { return true }
                     guard readPiece(into: next) else { return false }
                 }
-                (filled[current], current, sent, sliceStart) = (0, next, 0, 0)
+                filled[current] = 0
+                current = next
+                sent = 0
+                sliceStart = 0
                 if let reserve = meter?.reserve { try pause(nanoseconds: reserve(filled[current])) }
                 continue
             }
