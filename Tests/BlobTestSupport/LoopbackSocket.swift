@@ -41,13 +41,13 @@ public enum LoopbackSocket {
         return .success((fd, UInt16(bigEndian: address.sin_port)))
     }
 
-    /// A non-blocking socket connected to 127.0.0.1:`port`, or the `errno` of the failure
-    /// (`ETIMEDOUT` when nothing answered within `timeout` seconds).
-    static func connect(port: UInt16, timeout: Double) -> Result<Int32, Errno> {
+    /// A non-blocking socket connected to `host`:`port` (127.0.0.1 by default), or the `errno`
+    /// of the failure (`ETIMEDOUT` when nothing answered within `timeout` seconds).
+    package static func connect(to host: LoopbackAddress = .standard, port: UInt16, timeout: Double) -> Result<Int32, Errno> {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { return .failure(Errno.current) }
         setNonBlocking(fd)
-        var address = loopbackAddress(port: port)
+        var address = loopbackAddress(port: port, host: host)
         let started = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

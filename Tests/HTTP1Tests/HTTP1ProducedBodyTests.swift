@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import HTTP1
+import SystemCalls
 import Testing
 
 /// A body read while it is sent (``HTTP1ProducedBody``): the peer gets exactly the produced
@@ -43,22 +44,23 @@ import Testing
             produced += piece.count
             return piece.count
         }
-        let observed = ObservedCount(0)
+        let observed = LockedValue(0)
         // A thread of its own: the cooperative pool may be busy with other tests.
-        let reader = DetachedValue<[UInt8]>()
+        let reader = LockedValue<[UInt8]?>(nil)
         let drained = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            reader.value = Self.drain(peer, count: length)
+            let bytes = Self.drain(peer, count: length)
+            reader.withLock { $0 = bytes }
             drained.signal()
         }
-        let complete = try connection.send(body, wait: .after(30), meter: HTTP1Meter(observe: { count in observed.add(count) }))
+        let complete = try connection.send(body, wait: .after(30), meter: HTTP1Meter(observe: { count in observed.withLock { $0 += count } }))
         #expect(drained.wait(timeout: .now() + 30) == .success)
-        let received = try #require(reader.value)
+        let received = try #require(reader.withLock { $0 })
         #expect(complete)
         #expect(largestPiece <= 64 * 1024)
         #expect(received.count == length)
         #expect(received == (0..<length).map(Self.byte(at:)))
-        #expect(observed.value == length)
+        #expect(observed.withLock { $0 } == length)
     }
 
     @Test(arguments: [1, 2, 3])
@@ -99,18 +101,4 @@ import Testing
         #expect(received.count == produced, "only what was produced went out")
         #expect(received.count < 1 << 20)
     }
-}
-
-/// A lock-guarded count for an observer called on the sending thread.
-private final class ObservedCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count: Int
-    init(_ count: Int) { self.count = count }
-    func add(_ more: Int) { lock.lock(); count += more; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
-}
-
-/// A value a thread hands over, read after its semaphore.
-private final class DetachedValue<T>: @unchecked Sendable {
-    var value: T?
 }

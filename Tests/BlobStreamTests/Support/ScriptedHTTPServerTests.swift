@@ -1,6 +1,7 @@
 import BlobTestSupport
 import Foundation
 import Glibc
+import SystemCalls
 import Testing
 
 /// ``ScriptedHTTPServer/wasReached``, which the "nothing may reach this server" tests assert:
@@ -10,18 +11,13 @@ import Testing
     /// Connects to `address`:`port`, sends `text` (nothing when empty), and waits for the server
     /// to close.
     private func visit(_ address: LoopbackAddress = .standard, port: UInt16, sending text: String) throws {
-        let host = address
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: errno \(errno)") }
-        defer { close(fd) }
-        var socketAddress = sockaddr_in()
-        socketAddress.sin_family = sa_family_t(AF_INET)
-        socketAddress.sin_port = port.bigEndian
-        socketAddress.sin_addr.s_addr = host.value.bigEndian
-        let connected = withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let fd: Int32
+        switch LoopbackSocket.connect(to: address, port: port, timeout: 5) {
+        case .success(let connected): fd = connected
+        case .failure(let error): throw TestSupportError("connect: \(error.text)")
         }
-        guard connected == 0 else { throw TestSupportError("connect: errno \(errno)") }
+        defer { close(fd) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         if text.isEmpty {
             shutdown(fd, Int32(SHUT_WR))
         } else {
