@@ -21,7 +21,7 @@ enum S3CopyCommand: Command {
         input) to an S3-compatible store: one PUT up to one part size, else a multipart upload
         whose parts are read straight from the source and sent in parallel (memory: parts in
         flight × part size; no temp files). Every part carries a checksum computed while it is
-        read. A pipe (standard input, a FIFO) is read once, in order, until it ends, and always
+        read, which the server verifies. A pipe (standard input, a FIFO) is read once, in order, until it ends, and always
         goes up as a multipart upload of at most 10,000 parts of --part-size.
 
         The multipart upload id is printed as the first line of standard output as soon as it
@@ -34,7 +34,7 @@ enum S3CopyCommand: Command {
         says why. Standard input and other pipes are never journaled. On success the last line is
         "s3://bucket/key ETAG ALGORITHM=CHECKSUM" (the checksum as S3 prints it, base64; a
         whole-object one the server did not name back is reported "not verified by the
-        server" on standard error). Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+        server" on standard error; none with --checksum none). Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
         and AWS_SESSION_TOKEN, the region from AWS_REGION (default us-east-1). The endpoint is
         https:// (verified against the system's CAs, SSL_CERT_FILE or --cacert) or http://;
         buckets are addressed path-style.
@@ -45,7 +45,8 @@ enum S3CopyCommand: Command {
                                    within 10,000 parts); K, M and G mean KiB, MiB and GiB
               --parallel N         parts in flight, from 1 to 64 (default 4)
               --checksum ALG       crc32c (default), crc32, sha1, sha256 or crc64nvme; none
-                                   sends no checksum fields (for a server that rejects them)
+                                   sends no checksum fields (for a server that rejects them):
+                                   every body carries Content-MD5 instead
               --full-object        a multipart upload's checksum is the CRC of the whole object
                                    (x-amz-checksum-type FULL_OBJECT, combined from the parts'
                                    CRCs), not a checksum of checksums; crc32 and crc32c only,
@@ -120,7 +121,7 @@ enum S3CopyCommand: Command {
             console.output("s3://\(bucket)/\(key) \(upload.eTag)\(checksum)\n")
             // A checksum of the whole object that the server did not name back is this client's alone.
             let wholeObject = settings.fullObjectChecksum || settings.checksum == .crc64nvme || upload.uploadID == nil
-            if wholeObject, !upload.checksumVerifiedByServer {
+            if settings.sendsChecksums, wholeObject, !upload.checksumVerifiedByServer {
                 console.error("s3://\(bucket)/\(key): the \(settings.checksum) checksum \(upload.checksum ?? "") is this client's; not verified by the server")
             }
             return ExitStatus.success

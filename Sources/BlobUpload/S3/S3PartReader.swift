@@ -12,7 +12,8 @@ struct S3PartPlan: Sendable, Equatable {
 struct S3PartDigests: Sendable {
     /// The part's checksum, of the upload's algorithm.
     var checksum: ChecksumDigest
-    /// Its MD5, computed only to check a part the server already has against its ETag.
+    /// Its MD5, computed only to check a part the server already has against its ETag, or
+    /// for `Content-MD5` (``S3UploadOptions/sendsContentMD5``).
     var md5: ChecksumDigest?
 }
 

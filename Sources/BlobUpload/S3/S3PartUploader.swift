@@ -119,7 +119,7 @@ final class S3PartUploader: @unchecked Sendable {
         guard let plan else {
             guard lock.withLock({ failure == nil }), !cancellation.isCancelled else { return nil }
             return try reader.readNext(
-                partSize: partSize, into: buffer, algorithm: options.checksum, withMD5: { self.listed[$0] != nil },
+                partSize: partSize, into: buffer, algorithm: options.checksum, withMD5: { self.options.sendsContentMD5 || self.listed[$0] != nil },
                 cancellation: cancellation)
         }
         let taken = lock.withLock { () -> S3PartPlan? in
@@ -129,7 +129,7 @@ final class S3PartUploader: @unchecked Sendable {
         }
         guard let part = taken else { return nil }
         let digests = try reader.read(
-            part, into: buffer, algorithm: options.checksum, withMD5: onServer(part) != nil, cancellation: cancellation)
+            part, into: buffer, algorithm: options.checksum, withMD5: options.sendsContentMD5 || onServer(part) != nil, cancellation: cancellation)
         return (part, digests)
     }
 
@@ -197,7 +197,7 @@ final class S3PartUploader: @unchecked Sendable {
         let call = S3Call(
             operation: "UploadPart", method: "PUT", key: key,
             query: [("partNumber", String(part.number)), ("uploadId", uploadID)],
-            fields: options.checksumFields(digests.checksum.base64), uploadID: uploadID, partNumber: part.number)
+            fields: options.integrityFields(digests), uploadID: uploadID, partNumber: part.number)
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A part sent again counts from its first byte again.
         wrote(0, of: part.number, restarting: true)

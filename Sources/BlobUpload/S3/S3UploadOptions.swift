@@ -27,9 +27,10 @@ public struct S3UploadOptions: Sendable {
     /// default.
     public var fullObjectChecksum = false
     /// Whether requests carry `x-amz-checksum-*` fields; true by default. Set it to false for
-    /// an S3-compatible server that rejects them: nothing is then checked end to end by the
-    /// server (parts are still compared by their MD5 ETags when an upload resumes), and
-    /// ``fullObjectChecksum`` cannot be asked for.
+    /// an S3-compatible server that rejects them: every body (the single `PutObject`, each
+    /// part) then carries `Content-MD5` instead, S3's original integrity check, which such
+    /// servers verify (`BadDigest`); the result names no checksum, and ``fullObjectChecksum``
+    /// cannot be asked for.
     public var sendsChecksums = true
     /// `Content-Type` of the object; `application/octet-stream` by default.
     public var contentType = "application/octet-stream"
@@ -64,9 +65,15 @@ public struct S3UploadOptions: Sendable {
     /// Whether the upload uses a full-object checksum (asked for, or implied by CRC-64/NVME).
     var isFullObject: Bool { sendsChecksums && (fullObjectChecksum || checksum == .crc64nvme) }
 
-    /// The checksum field of a request that carries `value`: none when checksums are off.
-    func checksumFields(_ value: String) -> [(String, String)] {
-        sendsChecksums ? [(checksum.headerName, value)] : []
+    /// Whether a body's MD5 must be computed while it is read: it goes out as `Content-MD5`
+    /// when checksums are off.
+    var sendsContentMD5: Bool { !sendsChecksums }
+
+    /// The field that lets the server verify a body with these digests: its checksum, or its
+    /// `Content-MD5` when checksums are off (the digests then hold the MD5: ``sendsContentMD5``).
+    func integrityFields(_ digests: S3PartDigests) -> [(String, String)] {
+        if sendsChecksums { return [(checksum.headerName, digests.checksum.base64)] }
+        return digests.md5.map { [("Content-MD5", $0.base64)] } ?? []
     }
 }
 
@@ -106,7 +113,8 @@ public struct S3UploadResult: Sendable, Hashable {
     public var eTag: String
     /// The object's checksum as S3 reports it (a composite `…-N` of the parts' for a multipart
     /// upload, the CRC of every byte for a full-object one), base64, or `nil` when the server
-    /// gives none (a full-object upload then reports the CRC it sent).
+    /// gives none (a full-object upload then reports the CRC it sent) or checksums are off
+    /// (``S3UploadOptions/sendsChecksums``).
     public var checksum: String?
     /// Whether the server named the whole object's ``checksum`` itself and it is the one
     /// computed here: a `PutObject` answer that echoes the checksum sent, or a full-object

@@ -148,11 +148,11 @@ struct S3UploadRun {
         defer { free(memory) }
         let buffer = UnsafeMutableRawBufferPointer(start: memory, count: size)
         let digests = try reader.read(
-            S3PartPlan(number: 1, offset: 0, size: size), into: buffer, algorithm: options.checksum, withMD5: false,
+            S3PartPlan(number: 1, offset: 0, size: size), into: buffer, algorithm: options.checksum, withMD5: options.sendsContentMD5,
             cancellation: cancellation)
         let checksum = digests.checksum.base64
         let call = S3Call(operation: "PutObject", method: "PUT", key: key,
-                          fields: [("Content-Type", options.contentType)] + options.checksumFields(checksum))
+                          fields: [("Content-Type", options.contentType)] + options.integrityFields(digests))
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A refused first connection is a server that is not there: no point in waiting.
         let (eTag, echoed) = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> (String, Bool) in
@@ -166,7 +166,8 @@ struct S3UploadRun {
             return (eTag, answer.head[options.checksum.headerName] == checksum)
         }
         events.send(.progress(completedBytes: length, totalBytes: length))
-        return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: checksum, checksumVerifiedByServer: echoed,
+        return S3UploadResult(bucket: wire.bucket, key: key, eTag: eTag, checksum: options.sendsChecksums ? checksum : nil,
+                              checksumVerifiedByServer: options.sendsChecksums && echoed,
                               uploadID: nil, length: length, partCount: 1, partsSent: 1)
     }
 

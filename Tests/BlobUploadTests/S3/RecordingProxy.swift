@@ -16,7 +16,7 @@ final class RecordingProxy: @unchecked Sendable {
         var fields: [String: String]
         var bodyLength: Int
         /// Base64 checksums of the body by algorithm name (`crc32c`, `crc32`, `sha1`, `sha256`,
-        /// `crc64nvme`).
+        /// `crc64nvme`, `md5`).
         var checksums: [String: String]
         /// The body, when it is short text (the complete request's XML).
         var text: String?
@@ -90,6 +90,7 @@ for stream in recorded:
             "checksums": {"crc32c": b64(crc32c.crc32c(body), 4), "crc32": b64(zlib.crc32(body), 4),
                           "sha1": base64.b64encode(hashlib.sha1(body).digest()).decode(),
                           "sha256": base64.b64encode(hashlib.sha256(body).digest()).decode(),
+                          "md5": base64.b64encode(hashlib.md5(body).digest()).decode(),
                           "crc64nvme": b64(crc64nvme(body), 8)},
             "text": body.decode() if size < 100000 and body.startswith(b"<") else None})
 json.dump(out, sys.stdout)

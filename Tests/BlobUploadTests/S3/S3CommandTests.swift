@@ -53,6 +53,24 @@ import Testing
         #expect(try MotoS3.sha256(bucket: bucket, key: "cli/full") == TempFiles.sha256(ofFileAtPath: path))
     }
 
+    /// `--checksum none`: the object line names no checksum (none was sent), and no note says
+    /// that one went unverified; a single PUT and a multipart upload alike.
+    @Test(arguments: [1000, 5 * 1024 * 1024 + 5])
+    func copyWithoutChecksumsNamesNone(size: Int) throws {
+        let (_, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let path = try makeRandomFile(size: size, seed: 43)
+        defer { TempFiles.remove(path) }
+        let result = try Self.blobstream(["s3", "cp", "--endpoint", TestServers.motoURL.absoluteString, "--part-size", "5M",
+                                          "--checksum", "none", path, "s3://\(bucket)/cli/none"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let last = result.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+        let fields = last.split(separator: " ").map(String.init)
+        #expect(fields.count == 2 && fields[0] == "s3://\(bucket)/cli/none" && fields[1].hasPrefix("\""), "\(result.standardOutput)")
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+        #expect(try MotoS3.sha256(bucket: bucket, key: "cli/none") == TempFiles.sha256(ofFileAtPath: path))
+    }
+
     @Test(arguments: [
         (["s3", "cp", "/etc/hostname", "s3://bucket/key"], "no S3 endpoint"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "bucket/key"], "not an s3://bucket/key URL"),
