@@ -47,6 +47,7 @@ extension HTTPDataSource {
         var receivedHead = false
         var skip: Int64 = 0
         var bodyEnd: Int64?
+        var declaresBodyEnd = true
         var ignoresRange = false
         var spaceWaiter: DispatchSemaphore?
     }

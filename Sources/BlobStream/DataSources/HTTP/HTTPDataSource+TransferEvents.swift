@@ -38,6 +38,7 @@ extension HTTPDataSource: HTTPTransferSink {
             transfer.receivedHead = true
             transfer.skip = response.skip
             transfer.bodyEnd = response.bodyEnd
+            transfer.declaresBodyEnd = response.declaresBodyEnd
             transfer.ignoresRange = response.ignoresRange
             s.transfer = transfer
             return true
@@ -100,13 +101,23 @@ extension HTTPDataSource: HTTPTransferSink {
     }
 
     /// Wakes the reader for `written` new bytes of the `delivered` ones; when some did not fit
-    /// the request (or the blob), stops the transfer. Returns whether it should go on.
+    /// the request, stops the transfer, and when some go past the body's end (declared, or the
+    /// blob's known length), fails. Returns whether it should go on.
     private func accepted(_ written: Int, of delivered: Int, _ s: inout State, _ effects: inout Effects) -> Bool {
         if written > 0 {
             s.consecutiveFailures = 0
             wakeReader(&s, &effects)
         }
         guard written < delivered, let transfer = s.transfer else { return true }
+        if let end = transfer.bodyEnd, s.frontier >= end {
+            // Cutting the excess off would pass a body of another length for the right one
+            // (and a transfer asked again at the end would get the same excess, forever).
+            fail(transfer.declaresBodyEnd
+                    ? .protocolViolation(url: resourceName, reason: "the body goes on past its declared end, the byte before offset \(end)")
+                    : .sourceChanged(resource: resourceName, offset: end, reason: "another version: the length was \(end) bytes and the body goes on past it"),
+                 &s, &effects)
+            return false
+        }
         if transfer.usesURLSession && transfer.ignoresRange {
             fail(.sourceFailed(
                 resource: resourceName,

@@ -11,6 +11,10 @@ struct HTTPRangeResponse: Equatable {
     var skip: Int64
     /// One past the blob offset of the body's last byte, when known.
     var bodyEnd: Int64?
+    /// Whether the head itself declares ``bodyEnd`` (a `Content-Range`, a `200`'s
+    /// `Content-Length`), rather than the length an earlier answer told: a body that goes on
+    /// past it breaks the protocol, where one past a length told earlier is another version.
+    var declaresBodyEnd = true
     /// Whether the server ignored the range (a `200` answer), sending the whole blob.
     var ignoresRange: Bool
     /// Whether the request began exactly at the end of the blob (a `416` naming that length):
@@ -89,7 +93,7 @@ struct HTTPRangeResponse: Equatable {
             }
             return .success(HTTPRangeResponse(
                 length: length, version: version, skip: request.first,
-                bodyEnd: length ?? knownLength, ignoresRange: true, isEndOfBlob: false))
+                bodyEnd: length ?? knownLength, declaresBodyEnd: length != nil, ignoresRange: true, isEndOfBlob: false))
         case 416:
             if let total = head.unsatisfiedRangeTotal, total == request.first, lengthChange(to: total) == nil {
                 if let reason = pinned?.mismatch(withEndOf: version) { return changed(reason) }

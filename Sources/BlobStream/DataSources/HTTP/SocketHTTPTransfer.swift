@@ -214,6 +214,8 @@ final class SocketHTTPTransfer: HTTPTransfer {
             if stopped { throw .quietly }
             if decoder.isComplete, consumed < run || !pending.isEmpty { throw bytesPastTheBody(decoder) }
         }
+        // A body complete from its head (`Content-Length: 0`) with bytes after the head.
+        if !pending.isEmpty { throw bytesPastTheBody(decoder) }
         return decoder.endsAtClose
     }
 
