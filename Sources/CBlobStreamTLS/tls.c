@@ -15,12 +15,28 @@ struct bs_tls_context {
     SSL_CTX *ctx;
 };
 
+// How many records of one bs_tls_write are followed to the socket (16 KiB each at most, so
+// a 256 KiB batch of full records needs 17); a write of more, smaller records stops there.
+#define BS_TLS_MARKS 64
+
 struct bs_tls {
     SSL *ssl;
     /// Bytes of the caller's buffer already encrypted whose records wait in the BIO for the
-    /// socket: the count the next bs_tls_write returns once they left (as OpenSSL does for a
+    /// socket: counted back to the caller as their records leave (as OpenSSL does for a
     /// record it could not send).
     size_t consumed;
+    /// How many of `consumed` were counted back already.
+    size_t reported;
+    /// For each record of `consumed`: the BIO's byte count once it was appended, and the
+    /// caller's bytes up to its end. A record whose bytes all left counts back its bytes, so a
+    /// slow socket shows progress record by record, not batch by batch (a minimum speed is
+    /// measured on it).
+    struct { unsigned long long wire_end; size_t plain_end; } marks[BS_TLS_MARKS];
+    int mark_count;
+    /// A read's failure that followed bytes already decrypted in the same call: the next call
+    /// returns it (clearing it from OpenSSL's queue then would lose the reason).
+    long deferred;
+    char deferred_error[256];
 };
 
 static void set_error(char *error, size_t size, const char *prefix) {
@@ -44,6 +60,8 @@ typedef struct {
     int fd;
     unsigned char *bytes;
     size_t start, end;
+    /// Bytes ever appended, and ever sent: where a record's end lies against what left.
+    unsigned long long appended, sent;
 } bio_state;
 
 // Sends what the BIO holds: 1 when all of it left, 0 when the socket is full (retry set), -1 on
@@ -58,6 +76,7 @@ static int bio_send_held(BIO *bio, bio_state *state) {
         }
         if (sent < 0) return -1;
         state->start += (size_t)sent;
+        state->sent += (unsigned long long)sent;
     }
     state->start = state->end = 0;
     return 1;
@@ -79,6 +98,7 @@ static int bio_write(BIO *bio, const char *data, int length) {
     size_t taken = (size_t)length < BS_TLS_SEND_BUFFER ? (size_t)length : BS_TLS_SEND_BUFFER;
     memcpy(state->bytes + state->end, data, taken);
     state->end += taken;
+    state->appended += taken;
     return (int)taken;
 }
 
@@ -226,6 +246,10 @@ bs_tls *bs_tls_create(bs_tls_context *context, int fd, const char *host, char *e
     }
     session->ssl = ssl;
     session->consumed = 0;
+    session->reported = 0;
+    session->mark_count = 0;
+    session->deferred = 0;
+    session->deferred_error[0] = 0;
     return session;
 }
 
@@ -256,8 +280,10 @@ static long failure(bs_tls *session, int result, const char *operation, char *er
         return BS_TLS_TRUNCATED;
     }
     if (code == SSL_ERROR_SYSCALL && last == 0) {
+        // The caller zeroed errno before the call: still 0, the socket only ended (an EOF
+        // without close_notify); else the socket failed (a reset, a broken pipe), which says so.
         int saved = errno;
-        if (result == 0 || saved == 0) return BS_TLS_TRUNCATED;
+        if (saved == 0) return BS_TLS_TRUNCATED;
         char prefix[256];
         snprintf(prefix, sizeof prefix, "%s: %s", operation, strerror(saved));
         set_error(error, error_size, prefix);
@@ -271,6 +297,7 @@ static long failure(bs_tls *session, int result, const char *operation, char *er
 
 int bs_tls_handshake(bs_tls *session, char *error, size_t error_size) {
     ERR_clear_error();
+    errno = 0;
     int result = SSL_connect(session->ssl);
     if (result == 1) return BS_TLS_OK;
     int ssl_error = SSL_get_error(session->ssl, result);
@@ -285,8 +312,28 @@ int bs_tls_handshake(bs_tls *session, char *error, size_t error_size) {
     return (int)code;
 }
 
+// Keeps a failure that follows bytes already returned (or a look) for the next bs_tls_read;
+// waiting for more is no failure.
+static void defer_failure(bs_tls *session, int result) {
+    int code = SSL_get_error(session->ssl, result);
+    if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) {
+        ERR_clear_error();
+        return;
+    }
+    if (session->deferred) return;
+    session->deferred_error[0] = 0;
+    session->deferred = failure(session, result, "TLS read", session->deferred_error, sizeof session->deferred_error);
+}
+
 long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size_t error_size) {
+    if (session->deferred) {
+        long deferred = session->deferred;
+        session->deferred = 0;
+        if (error && error_size) snprintf(error, error_size, "%s", session->deferred_error);
+        return deferred;
+    }
     ERR_clear_error();
+    errno = 0;
     size_t count = 0;
     int result = SSL_read_ex(session->ssl, buffer, length, &count);
     if (result != 1) return failure(session, result, "TLS read", error, error_size);
@@ -295,10 +342,13 @@ long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size
     size_t total = count;
     while (total < length) {
         ERR_clear_error();
+        errno = 0;
         size_t more = 0;
-        if (SSL_read_ex(session->ssl, (char *)buffer + total, length - total, &more) != 1) {
-            // Whatever stopped it (no more data yet, the end, an error) is for the next call.
-            ERR_clear_error();
+        result = SSL_read_ex(session->ssl, (char *)buffer + total, length - total, &more);
+        if (result != 1) {
+            // No more yet, or the end or a failure (a bad record, an alert, a reset), which
+            // the next call returns with its reason.
+            defer_failure(session, result);
             break;
         }
         total += more;
@@ -308,15 +358,22 @@ long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size
 
 long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *error, size_t error_size) {
     ERR_clear_error();
+    errno = 0;
     BIO *bio = SSL_get_wbio(session->ssl);
+    bio_state *state = BIO_get_data(bio);
     if (session->consumed == 0) {
         // Record after record (partial writes: one per call) into the BIO, which sends when full.
         size_t total = 0;
-        while (total < length) {
+        session->reported = 0;
+        session->mark_count = 0;
+        while (total < length && session->mark_count < BS_TLS_MARKS) {
             size_t count = 0;
             int result = SSL_write_ex(session->ssl, (const char *)buffer + total, length - total, &count);
             if (result == 1) {
                 total += count;
+                session->marks[session->mark_count].wire_end = state->appended;
+                session->marks[session->mark_count].plain_end = total;
+                session->mark_count++;
                 continue;
             }
             int code = SSL_get_error(session->ssl, result);
@@ -335,27 +392,38 @@ long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *erro
         }
         session->consumed = total;
     }
-    int sent = bio_send_held(bio, BIO_get_data(bio));
-    if (sent == 0) return BS_TLS_WANT_WRITE;
+    int sent = bio_send_held(bio, state);
     if (sent < 0) {
         snprintf(error, error_size, "TLS write: %s", strerror(errno));
         return BS_TLS_ERROR;
     }
-    long done = (long)session->consumed;
+    if (sent == 0) {
+        // The socket is full: count back the records that left whole.
+        size_t left = session->reported;
+        for (int i = 0; i < session->mark_count && session->marks[i].wire_end <= state->sent; i++) left = session->marks[i].plain_end;
+        if (left == session->reported) return BS_TLS_WANT_WRITE;
+        long progress = (long)(left - session->reported);
+        session->reported = left;
+        return progress;
+    }
+    long done = (long)(session->consumed - session->reported);
     session->consumed = 0;
+    session->reported = 0;
+    session->mark_count = 0;
     return done;
 }
 
 int bs_tls_has_input(bs_tls *session) {
-    if (SSL_pending(session->ssl) > 0) return 1;
+    if (session->deferred || SSL_pending(session->ssl) > 0) return 1;
     ERR_clear_error();
+    errno = 0;
     unsigned char byte;
     size_t count = 0;
     int result = SSL_peek_ex(session->ssl, &byte, 1, &count);
     if (result == 1) return 1;
-    int code = SSL_get_error(session->ssl, result);
-    ERR_clear_error();
-    return code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE ? 0 : 1;
+    // An end or a failure is input too: the next read returns it, with its reason.
+    defer_failure(session, result);
+    return session->deferred ? 1 : 0;
 }
 
 #endif

@@ -33,6 +33,12 @@ public final class FaultProxy: Sendable {
         /// connection open until the client closes it or the proxy stops. The other
         /// direction keeps flowing.
         case stall(after: Int, direction: Direction)
+        /// After `after` bytes in `direction`, end that direction in order (a FIN, as a close
+        /// does) and forward nothing more that way: over TLS, an end without close_notify.
+        case end(after: Int, direction: Direction)
+        /// Flip the bits of the byte after the first `after` in `direction`, and forward
+        /// everything else unchanged: over TLS, a record that fails its integrity check.
+        case corrupt(after: Int, direction: Direction)
     }
 
     /// Counters since the proxy started.
@@ -47,6 +53,8 @@ public final class FaultProxy: Sendable {
         public var cuts = 0
         /// Connections stalled by a ``Fault/stall(after:direction:)``.
         public var stalls = 0
+        /// Connections ended by a ``Fault/end(after:direction:)``.
+        public var ends = 0
     }
 
     /// The proxy's own (ephemeral) port on 127.0.0.1.
@@ -238,6 +246,7 @@ private struct RelayedConnection {
                     if direction == .request { $0.requestBytes += outcome.sent } else { $0.responseBytes += outcome.sent }
                     if outcome.event == .stalled { $0.stalls += 1 }
                     if outcome.event == .cut { $0.cuts += 1 }
+                    if outcome.event == .ended { $0.ends += 1 }
                 }
                 if outcome.event == .cut || outcome.event == .failed { return false }
             }
@@ -252,7 +261,7 @@ private let readHangUp: Int32 = 0x2000
 /// Bytes moving one way through a relayed connection.
 private struct Flow {
     enum Event {
-        case none, stalled, cut, failed
+        case none, stalled, cut, ended, failed
     }
 
     /// Bytes delivered by one ``send()`` and what happened after them.
@@ -265,7 +274,10 @@ private struct Flow {
     let destination: Int32
     /// Bytes after which `fault` acts on this flow, or nil when it never does.
     private let limit: Int?
-    private let stallsAtLimit: Bool
+    /// What happens at `limit`.
+    private let atLimit: Event
+    /// The count of bytes forwarded before the one to corrupt, if any.
+    private var corruptAt: Int?
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private var start = 0
     private var end = 0
@@ -280,13 +292,20 @@ private struct Flow {
         switch fault {
         case .cut(let after, direction):
             limit = max(0, after)
-            stallsAtLimit = false
+            atLimit = .cut
         case .stall(let after, direction):
             limit = max(0, after)
-            stallsAtLimit = true
+            atLimit = .stalled
+        case .end(let after, direction):
+            limit = max(0, after)
+            atLimit = .ended
+        case .corrupt(let after, direction):
+            limit = nil
+            atLimit = .none
+            corruptAt = max(0, after)
         default:
             limit = nil
-            stallsAtLimit = false
+            atLimit = .none
         }
     }
 
@@ -319,6 +338,10 @@ private struct Flow {
         var outcome = SendOutcome()
         if hasPending {
             let allowed = min(end - start, limit.map { $0 - forwarded } ?? Int.max)
+            if let at = corruptAt, at >= forwarded, at < forwarded + allowed {
+                buffer[start + at - forwarded] ^= 0xFF
+                corruptAt = nil
+            }
             if allowed > 0 {
                 let count = Glibc.send(destination, buffer.baseAddress! + start, allowed, Int32(MSG_NOSIGNAL))
                 if count < 0 && errno != EAGAIN && errno != EINTR {
@@ -332,13 +355,17 @@ private struct Flow {
                 }
             }
             if hasPending, let limit, forwarded == limit {
-                if !stallsAtLimit {
+                if atLimit == .cut {
                     outcome.event = .cut
                     return outcome
                 }
+                if atLimit == .ended {
+                    shutdown(destination, Int32(SHUT_WR))
+                    destinationShut = true
+                }
                 isStalled = true
                 start = end
-                outcome.event = .stalled
+                outcome.event = atLimit
                 return outcome
             }
         }

@@ -58,14 +58,16 @@ void bs_tls_free(bs_tls *session);
 int bs_tls_handshake(bs_tls *session, char *error, size_t error_size);
 
 /// Decrypts up to `length` bytes into `buffer`: a count > 0, or BS_TLS_WANT_*, BS_TLS_CLOSED,
-/// BS_TLS_TRUNCATED, BS_TLS_ERROR (with `error`).
+/// BS_TLS_TRUNCATED (the socket ended without close_notify), BS_TLS_ERROR (with `error`: a
+/// bad record, an alert, a socket error such as a reset). A failure met after some bytes is
+/// returned by the next call.
 long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size_t error_size);
 
 /// Encrypts and sends up to `length` bytes of `buffer` (no copy of them beforehand; the records
-/// leave in sends of up to 256 KiB): a count > 0 once all their records are with the kernel, or
-/// BS_TLS_WANT_*, BS_TLS_ERROR (with `error`). After a BS_TLS_WANT_*, the next call must pass
-/// the same bytes (from another address if need be): records already made from them may be
-/// waiting, and that call returns their count once they left.
+/// leave in sends of up to 256 KiB): a count > 0 of the first bytes whose records are with the
+/// kernel, or BS_TLS_WANT_*, BS_TLS_ERROR (with `error`). The next call must pass the bytes
+/// after that count, or after a BS_TLS_WANT_* the same bytes (from another address if need
+/// be): records already made from them may be waiting, and it counts them as they leave.
 long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *error, size_t error_size);
 
 /// Whether application data (or an end of the session) is waiting, without blocking: 1 yes,
