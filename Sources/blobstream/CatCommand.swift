@@ -164,7 +164,7 @@ private final class StandardOutputWriter: NSObject, URLSessionDataDelegate, @unc
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard lock.withLock({ if case .success = outcome { return true } else { return false } }) else { return }
         if let failure = data.withUnsafeBytes({ FileDescriptor.standardOutput.writeAll($0) }) {
-            fail(dataTask, "standard output: write failed: \(failure.text)")
+            fail(dataTask, StandardStreams.outputFailure(failure.text))
         }
     }
 

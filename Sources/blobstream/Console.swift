@@ -12,9 +12,15 @@ struct Console {
     /// Whether standard error is a terminal (so a progress bar can be drawn there).
     var standardErrorIsTerminal: Bool { FileDescriptor.standardError.isTerminal }
 
+    /// The first failed write to standard output in this process, if any: the command then
+    /// fails (``Dispatcher``), since what it printed, a digest or an upload's URL, is lost.
+    static let outputFailure = LockedValue<Errno?>(nil)
+
     /// Writes `text` to standard output.
     func output(_ text: String) {
-        write(.standardOutput, text)
+        if let failure = write(.standardOutput, text) {
+            Self.outputFailure.withLock { $0 = $0 ?? failure }
+        }
     }
 
     /// Writes `text` to standard error, with passwords in URLs hidden as ``error(_:)`` hides them.
@@ -29,9 +35,9 @@ struct Console {
         write(.standardError, "\(commandName): \(PasswordRedaction.hidingPasswords(in: message))\n")
     }
 
-    /// Writes all of `text` (retrying interrupted writes); a failed write, to a closed pipe
-    /// say, has nowhere to be reported and ends the attempt.
-    private func write(_ descriptor: FileDescriptor, _ text: String) {
-        _ = Array(text.utf8).withUnsafeBytes { descriptor.writeAll($0) }
+    /// Writes all of `text` (retrying interrupted writes); a failed write ends the attempt.
+    @discardableResult
+    private func write(_ descriptor: FileDescriptor, _ text: String) -> Errno? {
+        Array(text.utf8).withUnsafeBytes { descriptor.writeAll($0) }
     }
 }

@@ -44,7 +44,13 @@ struct Dispatcher {
                 commandConsole.output(command.help)
                 return ExitStatus.success
             }
-            return try command.run(parsed, console: commandConsole)
+            let status = try command.run(parsed, console: commandConsole)
+            // Success with its output lost is no success: the result never reached the caller.
+            if status == ExitStatus.success, let failure = Console.outputFailure.withLock({ $0 }) {
+                commandConsole.error(StandardStreams.outputFailure(failure.text))
+                return ExitStatus.failure
+            }
+            return status
         } catch {
             switch error {
             case .usage(let message):

@@ -43,7 +43,7 @@ enum HTTPCat {
             guard count > 0 else { throw fail(stream, url, otherwise: "the read stopped (\(stream.streamStatus))") }
             rateLimit?.pace(count)
             if let failure = FileDescriptor.standardOutput.writeAll(UnsafeRawBufferPointer(rebasing: buffer.prefix(count))) {
-                throw .runtime("standard output: write failed: \(failure.text)")
+                throw .runtime(StandardStreams.outputFailure(failure.text))
             }
             remaining -= Int64(count)
         }

@@ -18,6 +18,9 @@ enum InputArgument {
     ///   something that is not a URL.
     init(_ argument: String) throws(BlobStreamError) {
         if argument == "-" {
+            guard !StandardStreams.inputIsClosed else {
+                throw .sourceFailed(resource: "standard input", reason: "it is closed (the command was started with <&-); give the data on standard input, or name a file")
+            }
             self = .standardInput
             return
         }

@@ -13,4 +13,6 @@ let commands: [any Command.Type] = [
     S3ListUploadsCommand.self,
 ]
 
+// Before anything opens a file or a socket, which would take the number of a closed one.
+_ = StandardStreams.closedAtStart
 exit(Dispatcher(program: "blobstream", commands: commands).run(Array(CommandLine.arguments.dropFirst())))
