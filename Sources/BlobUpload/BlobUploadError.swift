@@ -199,3 +199,19 @@ public struct ProducerError: Error, Sendable, Hashable, CustomStringConvertible 
         hasher.combine(description)
     }
 }
+
+extension BlobUploadError {
+    /// The `URLError` codes of a ``network(method:url:reason:code:)`` failure that asking
+    /// again cannot mend, for every client's retry rule: a URL that cannot be used, a host
+    /// that does not resolve, a secure connection refused (a certificate, a protocol version).
+    static let permanentNetworkCodes: Set<Int> = [
+        URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue,
+        URLError.Code.cannotFindHost.rawValue, URLError.Code.secureConnectionFailed.rawValue,
+        URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasBadDate.rawValue,
+        URLError.Code.serverCertificateHasUnknownRoot.rawValue,
+    ]
+
+    /// HTTP statuses of 500 and above that say the server will never do what was asked (501
+    /// Not Implemented, 505 HTTP Version Not Supported): no retry.
+    static let permanentServerStatuses: Set<Int> = [501, 505]
+}

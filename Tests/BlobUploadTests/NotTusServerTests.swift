@@ -53,6 +53,19 @@ import Testing
         #expect(server.requests.count == 2)
     }
 
+    /// A server that implements neither OPTIONS nor POST (501 to both): named at once, not
+    /// retried as a server error that may pass.
+    @Test func aServerThatImplementsNothingIsNotATusServer() async throws {
+        let page = "HTTP/1.1 501 Not Implemented\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<p>hello</p>\n"
+        let server = try ScriptedHTTPServer(connections: [[page, page]])
+
+        await #expect(throws: BlobUploadError.notTusServer(
+            method: "POST", url: ScriptedTus.endpoint(server).absoluteString, statusCode: 501)) {
+            try await upload(to: ScriptedTus.endpoint(server))
+        }
+        #expect(server.requests.count == 2)
+    }
+
     /// tuspyserver's own errors carry no Tus-Resumable: once OPTIONS showed a tus server, a
     /// POST error is that server's HTTP status, with one line of its body.
     @Test func aTusServersOwnErrorStaysAnHTTPStatus() async throws {

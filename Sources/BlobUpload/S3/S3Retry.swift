@@ -39,9 +39,9 @@ struct S3Retry {
         case .service(let failure):
             return failure.isTransient
         case .transfer(.network(_, _, _, let code)):
-            // A name that does not resolve or a URL that cannot be used is the endpoint's
-            // mistake, as it is for tus: asking again cannot help.
-            if [URLError.Code.cannotFindHost, .unsupportedURL, .badURL].map(\.rawValue).contains(code) { return false }
+            // A name that does not resolve, a URL that cannot be used, a certificate refused:
+            // the endpoint's mistake, as it is for tus; asking again cannot help.
+            if BlobUploadError.permanentNetworkCodes.contains(code ?? 0) { return false }
             return retryingRefused || code != URLError.Code.cannotConnectToHost.rawValue
         default:
             return false

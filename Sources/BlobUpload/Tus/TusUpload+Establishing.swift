@@ -11,8 +11,9 @@ extension TusUpload {
             capabilities = try await retrying { () async throws(BlobUploadError) in
                 try await client.discover(headers: options.headers)
             }
-        } catch .httpStatus(_, _, let status, _) where (400..<500).contains(status) {
-            // OPTIONS is optional for servers: assume only the core protocol.
+        } catch .httpStatus(_, _, let status, _) where (400..<500).contains(status) || status == 501 {
+            // OPTIONS is optional for servers (501: not implemented): assume only the core
+            // protocol; the creation then tells a tus server from another.
             return .unknown
         }
         optionsShowedTus = !capabilities.versions.isEmpty

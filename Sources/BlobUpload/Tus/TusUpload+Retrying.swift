@@ -47,15 +47,9 @@ extension TusUpload {
     static func isTransient(_ error: BlobUploadError) -> Bool {
         switch error {
         case .network(_, _, _, let code):
-            let permanent: Set<Int> = [
-                URLError.Code.badURL.rawValue, URLError.Code.unsupportedURL.rawValue,
-                URLError.Code.cannotFindHost.rawValue, URLError.Code.secureConnectionFailed.rawValue,
-                URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasBadDate.rawValue,
-                URLError.Code.serverCertificateHasUnknownRoot.rawValue,
-            ]
-            return !permanent.contains(code ?? 0)
+            return !BlobUploadError.permanentNetworkCodes.contains(code ?? 0)
         case .httpStatus(_, _, let status, _):
-            return status >= 500 || [408, 409, 423, 429, 460].contains(status)
+            return (status >= 500 && !BlobUploadError.permanentServerStatuses.contains(status)) || [408, 409, 423, 429, 460].contains(status)
         default:
             return false
         }
