@@ -26,12 +26,15 @@ enum HTTPCat {
         case .from(let first, let last)?:
             try seek(stream, to: first, url: url)
             stream.open()
+            // From the blob's end on there is no byte to give (RFC 9110 §14.1.1), as for a file.
+            if let length = stream.length, first >= length { throw unsatisfiable(url, length: length) }
             if let last { remaining = last - first + 1 }
         case .suffix(let count)?:
             stream.open()
             guard let length = stream.length else {
                 throw fail(stream, url, otherwise: "the server names no length, so the last \(count) bytes cannot be found")
             }
+            if length == 0 { throw unsatisfiable(url, length: length) }
             try seek(stream, to: max(0, length - count), url: url)
         }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
@@ -47,6 +50,10 @@ enum HTTPCat {
             }
             remaining -= Int64(count)
         }
+    }
+
+    private static func unsatisfiable(_ url: URL, length: Int64) -> CommandFailure {
+        .runtime("\(url.absoluteString): the range is not satisfiable (length \(length))")
     }
 
     private static func seek(_ stream: BlobInputStream, to offset: Int64, url: URL) throws(CommandFailure) {

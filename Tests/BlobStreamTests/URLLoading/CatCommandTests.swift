@@ -90,6 +90,19 @@ import Testing
         #expect(suffix.standardOutput == "789")
     }
 
+    /// A range from the blob's end on, or any range of an empty blob, over `http:` (nginx
+    /// answers 416) is not satisfiable, with status 1, as it is for a file.
+    @Test(arguments: [(4095, "4095-5000"), (4095, "4095-"), (0, "0-0"), (0, "-5")])
+    func catOfARangeFromTheEndFails(size: Int, range: String) throws {
+        try TestServers.requireNginx()
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "cat-end", size: size)
+        defer { TempFiles.remove(path) }
+        let result = try blobstream(["cat", "--range", range, try TestServers.nginxURL(forFileAtPath: path).absoluteString])
+        #expect(result.status == 1, "\(result.standardError)")
+        #expect(result.standardError.contains("the range is not satisfiable (length \(size))"), "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
+
     /// A 206 whose `Content-Range` starts elsewhere than the requested first byte is the wrong
     /// bytes, not the range.
     @Test func catFailsOnAContentRangeAtAnotherByte() throws {
