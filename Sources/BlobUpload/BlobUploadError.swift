@@ -110,7 +110,7 @@ extension BlobUploadError: CustomStringConvertible {
         case .redirectRefused(let method, let url, let status, let location):
             let target = location.map { " to \($0)" } ?? ""
             return "\(method) \(url): refused to follow the HTTP \(status) redirect\(target): "
-                + "it would re-send the body (FoundationNetworking re-sends an empty one); use the target URL directly"
+                + "the body, read once from its stream, cannot be sent again; use the target URL directly"
         case .crossOriginRefused(let method, let url, let origin):
             return "\(method) \(url): refused: it is on another origin than \(origin), and the request's header fields "
                 + "(credentials among them) are only sent to \(origin)"

@@ -25,7 +25,8 @@ struct Dispatcher {
                     console.output(groupHelp(first))
                     return ExitStatus.success
                 }
-                console.error("\(first) needs a subcommand")
+                let second = rest.first.map { " ('\($0)' is none of its subcommands)" } ?? ""
+                console.error("\(first) needs a subcommand\(second)")
                 console.standardError(groupHelp(first))
             } else {
                 console.error("unknown command '\(first)'; see '\(program) --help'")

@@ -53,7 +53,12 @@ enum ErrorPresenter {
     /// `cannot connect to 127.0.0.1:18090 (http://…): connection refused; is the server running?`
     static func connectionRefused(url: String) -> String {
         let parsed = URL(string: url)
-        let place = parsed.flatMap { url in url.host.map { "\($0):\(url.port ?? (url.scheme == "https" ? 443 : 80))" } } ?? url
+        // An IPv6 address in brackets, as in a URL: [::1]:443.
+        let place = parsed.flatMap { url in
+            url.host.map { host in
+                "\(host.contains(":") ? "[\(host)]" : host):\(url.port ?? (url.scheme == "https" ? 443 : 80))"
+            }
+        } ?? url
         return "cannot connect to \(place) (\(url)): connection refused; is the server running?"
     }
 
