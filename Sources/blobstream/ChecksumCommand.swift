@@ -11,7 +11,7 @@ enum ChecksumCommand: Command {
 
     static var help: String {
         """
-        usage: blobstream checksum [--algorithm ALGORITHM] [--offset N] [--asset-library DIR] <path-or-url>...
+        usage: blobstream checksum [--algorithm ALGORITHM] [--offset N] [-H 'Name: value']... <path-or-url>...
                blobstream checksum [--algorithm ALGORITHM] -
 
         Streams each file or URL through BlobInputStream and prints its checksum in the format
@@ -34,6 +34,8 @@ enum ChecksumCommand: Command {
                                      in K, M or G (KiB, MiB, GiB); not for pipes
               --asset-library DIR    the asset library that asset:// URLs name
               --cacert FILE          trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
+          -H, --header 'Name: value' a header field for the requests of http(s) URLs (repeatable; e.g.
+                                     'Authorization: Bearer TOKEN'); never sent to another origin
           -h, --help                 show this help
 
         A progress bar is drawn on standard error when it is a terminal. Errors name the file
@@ -45,7 +47,7 @@ enum ChecksumCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
-        let algorithm = try parseAlgorithm(arguments.values["--algorithm"] ?? arguments.values["-a"])
+        let algorithm = try parseAlgorithm(arguments.lastValue(of: "--algorithm", "-a"))
         let offset = try arguments.values["--offset"].map { text throws(CommandFailure) in
             try ByteCountArgument.parse(text, option: "--offset", bounds: 0...Int64.max)
         } ?? 0

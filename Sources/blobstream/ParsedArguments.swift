@@ -13,6 +13,12 @@ struct ParsedArguments {
     /// Whether `--help` or `-h` appeared before `--`.
     private(set) var wantsHelp = false
 
+    /// The last value given under any of `names` (an option and its short alias: `-a` and
+    /// `--algorithm`), as the last one wins for a single name.
+    func lastValue(of names: String...) -> String? {
+        orderedValues.last { names.contains($0.name) }?.value
+    }
+
     /// Parses `arguments` for a command with the given options.
     /// - Throws: ``CommandFailure/usage(_:)`` for an unknown option or a missing value.
     init(_ arguments: [String], valueOptions: Set<String>, flagOptions: Set<String>) throws(CommandFailure) {

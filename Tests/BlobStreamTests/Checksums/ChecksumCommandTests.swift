@@ -38,6 +38,9 @@ import Testing
         let reference = try await ChecksumFixtures.run(tool, [path], installHint: "apt-get install coreutils")
         #expect(ours.status == 0)
         #expect(ours.standardOutput == reference.standardOutput)
+        // The last value wins, whichever of -a and --algorithm gave it.
+        let overridden = try await blobstream(["checksum", "-a", "crc32", "--algorithm", "sha1", "-a", algorithm, path])
+        #expect(overridden.standardOutput == reference.standardOutput)
     }
 
     @Test func crcsAndOffsets() async throws {
