@@ -234,7 +234,9 @@ final class S3Wire: Sendable {
         }
         var message = parsed?.message
         if parsed == nil, !answer.body.isEmpty {
-            message = String(decoding: answer.body.prefix(200), as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init)
+            // Not S3's XML (a proxy's page, a store's text): one line of it, as for tus.
+            message = HTTPReply(method: call.method, url: URL(string: origin) ?? URL(fileURLWithPath: "/"), statusCode: answer.statusCode,
+                                headers: answer.head.fields, body: answer.body).message
         }
         return .service(S3ServiceError(
             operation: call.operation, statusCode: answer.statusCode, code: parsed?.code, message: message,

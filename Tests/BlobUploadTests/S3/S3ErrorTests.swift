@@ -57,6 +57,21 @@ import Testing
         #expect(!server.requests.joined().contains(Self.secret))
     }
 
+    /// An answer that is not S3's XML (a proxy's page, a store's text) shows one line of a
+    /// text body, and nothing of an HTML page that only repeats the status.
+    @Test(arguments: [
+        ("text/plain", "storage node offline\nretry later", "storage node offline" as String?),
+        ("text/html", "<!DOCTYPE HTML>\n<html><head><title>501 Not Implemented</title></head><body>x</body></html>", nil),
+    ])
+    func aBodyThatIsNotS3sXMLShowsOneLine(type: String, body: String, message: String?) async throws {
+        let server = try ScriptedHTTPServer(connections: [[Self.answer("501 Not Implemented", fields: ["Content-Type: \(type)"], body: body)]])
+        let client = try Self.client(server)
+        let error = await #expect(throws: S3Error.self) { _ = try await client.upload(Self.source(), key: "k") }
+        guard case .service(let failure)? = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(failure.message == message)
+        #expect(!"\(failure)".contains("DOCTYPE"), "\(failure)")
+    }
+
     @Test func clockSkewSaysToCheckTheClock() async throws {
         let server = try ScriptedHTTPServer(connections: [[Self.error("403 Forbidden", code: "RequestTimeTooSkewed")]])
         let client = try Self.client(server)
