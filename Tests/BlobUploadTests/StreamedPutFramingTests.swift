@@ -129,6 +129,46 @@ import Testing
         #expect(request.body.suffix(5).elementsEqual(Array("0\r\n\r\n".utf8)))
     }
 
+    /// A stream that knows its length once open (a `BlobInputStream` of an HTTP blob, of
+    /// unknown length to the caller) is sent with `Content-Length` too.
+    @Test func aMeasuredStreamsLengthGoesOutAsContentLength() async throws {
+        try TestServers.requireNginx()
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "measured", size: 300_001)
+        defer { TempFiles.remove(path) }
+        let source = BlobInputStream(dataSource: HTTPDataSource(url: try TestServers.nginxURL(forFileAtPath: path)))
+        let server = try RecordingServer()
+        let response = try await StreamedUploader().upload(source, to: URL(string: "http://127.0.0.1:\(server.port)/measured.bin")!)
+        #expect(response.statusCode == 201)
+        let request = try #require(server.request())
+        #expect(request.head.contains("\r\nContent-Length: 300001\r\n"), "\(request.head)")
+        #expect(!request.head.lowercased().contains("transfer-encoding"))
+        #expect(request.body == Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    /// An empty body goes out as `Content-Length: 0` (the head alone completes it), once the
+    /// stream said it ended; one that yields a byte after all fails with nothing sent.
+    @Test func anEmptyBodyGoesOutAsContentLengthZeroOnlyAfterItsEnd() async throws {
+        let server = try RecordingServer()
+        let url = URL(string: "http://127.0.0.1:\(server.port)/empty.bin")!
+        let response = try await StreamedUploader().upload(InputStream(data: Data()), to: url, expectedLength: 0)
+        #expect(response.statusCode == 201)
+        let request = try #require(server.request())
+        #expect(request.head.contains("\r\nContent-Length: 0\r\n"), "\(request.head)")
+        #expect(!request.head.lowercased().contains("transfer-encoding"))
+
+        let untouched = try RecordingServer()
+        let error = await #expect(throws: BlobUploadError.self) {
+            _ = try await StreamedUploader().upload(
+                InputStream(data: Data([1])), to: URL(string: "http://127.0.0.1:\(untouched.port)/not-empty.bin")!, expectedLength: 0)
+        }
+        guard case .source(.unexpectedEnd(_, let offset, 0))? = error else {
+            Issue.record("expected unexpectedEnd, got \(String(describing: error))")
+            return
+        }
+        #expect(offset == 1)
+        #expect(untouched.request()?.head.isEmpty ?? true, "no request reached the server")
+    }
+
     /// Every byte read, then a failure instead of the end: the server gets all but the last
     /// byte of the declared length, or every chunk but the last, and the upload fails.
     @Test(arguments: [true, false]) func aStreamThatFailsAfterItsBytesLeavesTheBodyIncomplete(declaresLength: Bool) async throws {

@@ -13,17 +13,19 @@ internal import HTTP1
 /// The bytes that complete the body for the server (``BodyFraming``) go out only after the
 /// stream reported its end, without an error, at the expected length. A failing, short or long
 /// stream, or a cancelled upload, closes the connection before them: the server is never left
-/// with a body that looks whole.
+/// with a body that looks whole. An empty body's end is confirmed before its head goes out.
 extension SocketHTTPTransport {
     /// The most body bytes read, and sent, at once.
     static let streamChunkSize = 1 << 20
 
     /// Sends `head` with `body`, read to its end (``BodyFraming``), and reads the answer. The
-    /// stream must not be open; it is opened here and left open (at its end, or failed), so its
-    /// caller can tell how far it got. A 3xx answer is refused: the body cannot be sent again.
+    /// stream must not be open; it is opened here, before anything is sent, and left open (at
+    /// its end, or failed), so its caller can tell how far it got. A 3xx answer is refused: the
+    /// body cannot be sent again.
     /// - Parameter expectedLength: When given, a stream that yields more or fewer bytes fails
     ///   with ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` and the body
-    ///   is not completed.
+    ///   is not completed. When `nil`, a ``MeasuredStream`` that knows its length once open (a
+    ///   URL's, an asset's) gives it.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)`` (also when the stream
     ///   failed: the stream's own error tells why),
     ///   ``BlobUploadError/protocolViolation(operation:url:reason:)``,
@@ -53,10 +55,14 @@ extension SocketHTTPTransport {
                 method: method, url: url.absoluteString, reason: "not an http: or https: URL with a host and a port from 1 to 65535",
                 code: URLError.Code.unsupportedURL.rawValue))
         }
+        // Opened before the connection: a source that cannot open fails with nothing sent.
+        let stream = body.stream
+        stream.open()
+        if stream.streamStatus == .error { return .failure(BodyStop.streamFailed(sent: 0).error(method: method, url: url)) }
         var head = head
         // A known length goes out as `Content-Length` (servers such as S3's presigned PUTs
-        // refuse chunked bodies), an unknown or empty one chunked: see ``BodyFraming``.
-        let framing = BodyFraming(expectedLength: expectedLength)
+        // refuse chunked bodies), an unknown one chunked: see ``BodyFraming``.
+        let framing = BodyFraming(expectedLength: expectedLength ?? (stream as? any MeasuredStream)?.length)
         head.contentLength = framing.contentLength.map(Int.init)
         head.isChunked = framing.contentLength == nil
         head.closeAfterAnswer = true
@@ -73,7 +79,7 @@ extension SocketHTTPTransport {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
         }
         do throws(BodyStop) {
-            try sendRequest(head.serialized(), body: body, framing: framing, on: connection, wait: sending, call: call)
+            try sendRequest(head.serialized(), body: stream, framing: framing, on: connection, wait: sending, call: call)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // A server may answer before it read the whole body (413, 401) and close the
@@ -111,22 +117,29 @@ extension SocketHTTPTransport {
     /// the last byte of a declared length) go out only after the stream ended cleanly at the
     /// expected length.
     private func sendRequest(
-        _ head: [UInt8], body: StreamBody, framing: BodyFraming, on connection: HTTP1Connection, wait: HTTP1Wait,
+        _ head: [UInt8], body stream: InputStream, framing: BodyFraming, on connection: HTTP1Connection, wait: HTTP1Wait,
         call: HTTP1Cancellation
     ) throws(BodyStop) {
+        let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
+        let payload = buffer.payload
+        if framing.contentLength == 0 {
+            // The head alone completes an empty body: its end first, then the head.
+            let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
+            if call.isCancelled { throw .transfer(.cancelled) }
+            if count < 0 || stream.streamStatus == .error { throw .streamFailed(sent: 0) }
+            if count > 0 { throw .length(sent: Int64(count), expected: 0) }
+            guard stream.saysItEnded else { throw .noEnd(sent: 0, status: stream.streamStatus) }
+        }
         do {
             try connection.send(head, wait: wait)
         } catch {
             throw .transfer(error)
         }
+        if framing.contentLength == 0 { return }
         let meter = meter(observing: nil)
-        let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
-        let payload = buffer.payload
         let expectedLength = framing.expectedLength
         var sent: Int64 = 0
         var lastByte: UInt8?
-        let stream = body.stream
-        stream.open()
         while true {
             // An answer before the whole body went out (a 201, a 413) ends the request: the
             // rest is not read, so the caller sees that the body was not sent to its end.
@@ -174,19 +187,16 @@ extension SocketHTTPTransport {
     }
 }
 
-/// How a stream body is delimited. A known length goes out as `Content-Length`; an unknown one,
-/// or an empty one (nothing could be held back of it), chunked. Either way the server can tell
-/// a complete body only from bytes sent after the stream ended cleanly at the expected length
-/// (the last byte, the last chunk): a failed, short or long stream closes the connection
-/// before them, and the server stores nothing.
+/// How a stream body is delimited. A known length goes out as `Content-Length`, an unknown one
+/// chunked. Either way the server can tell a complete body only from bytes sent after the
+/// stream ended cleanly at the expected length (the last byte, the last chunk; for an empty
+/// body, the head, sent once its end is confirmed): a failed, short or long stream closes the
+/// connection before them, and the server stores nothing.
 private struct BodyFraming {
     let expectedLength: Int64?
 
     /// The `Content-Length` to send, or `nil` for a chunked body.
-    var contentLength: Int64? {
-        guard let expectedLength, expectedLength > 0 else { return nil }
-        return expectedLength
-    }
+    var contentLength: Int64? { expectedLength }
 }
 
 /// Why a stream body stopped before the bytes that complete it.
