@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+internal import HTTP1
 internal import SystemCalls
 
 /// The `--cacert FILE` option of every command that makes requests: the certificate
@@ -9,13 +10,17 @@ enum TLSOption {
     /// The option's name, for the commands' `valueOptions`.
     static let name = "--cacert"
 
-
     /// The trust the arguments ask for; the HTTP source of `http(s)` URLs is registered with it.
     /// - Throws: ``CommandFailure/usage(_:)`` for a file that cannot be read.
     static func trust(_ arguments: ParsedArguments) throws(CommandFailure) -> TLSTrust {
         guard let path = arguments.values[name] else { return .system }
         guard case .success(let status) = FileSystem.status(atPath: path), status.isRegularFile else {
             throw .usage("--cacert \(path): not a readable file of CA certificates")
+        }
+        do {
+            try TLSConfiguration(certificateAuthorityFile: path).check()
+        } catch {
+            throw .usage("--cacert \(path): \(error.reason)")
         }
         return .certificateAuthorities(file: path)
     }

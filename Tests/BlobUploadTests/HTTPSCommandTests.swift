@@ -33,6 +33,12 @@ import Testing
         #expect(untrusted.status == 1)
         #expect(untrusted.standardOutput.isEmpty)
         #expect(untrusted.standardError.contains("unable to get local issuer certificate"), "\(untrusted.standardError)")
+        // A variable naming nothing is said to, not passed over into "unable to get local issuer".
+        for (name, value) in [("SSL_CERT_FILE", "/nonexistent/ca.pem"), ("SSL_CERT_DIR", "/etc/ssl/certs:/nonexistent")] {
+            let missing = try await Self.blobstream(["checksum", url], environment: [name: value])
+            #expect(missing.status == 1)
+            #expect(missing.standardError.contains("\(name) names /nonexistent"), "\(missing.standardError)")
+        }
     }
 
     @Test func putAndUploadSendOverTLS() async throws {

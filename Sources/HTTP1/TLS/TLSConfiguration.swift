@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(CBlobStreamTLS)
 internal import CBlobStreamTLS
 internal import SystemCalls
@@ -15,6 +16,15 @@ package struct TLSConfiguration: Sendable, Hashable {
     /// Trusts `certificateAuthorityFile`, or the system's store when it is `nil`.
     package init(certificateAuthorityFile: String? = nil) {
         self.certificateAuthorityFile = certificateAuthorityFile
+    }
+
+    /// Loads the trust store now (once per configuration, as a first connection would), so a
+    /// command line can refuse a CA file that holds no certificate before anything is sent.
+    /// - Throws: ``HTTP1Error/network(reason:cause:)`` saying why the store cannot be loaded.
+    package func check() throws(HTTP1Error) {
+        #if canImport(CBlobStreamTLS) && os(Linux)
+        _ = try TLSContext.context(for: self)
+        #endif
     }
 
     /// Whether this build can speak TLS itself (Linux, with OpenSSL); elsewhere `https:` goes
@@ -49,6 +59,9 @@ final class TLSContext: @unchecked Sendable {
     ///   when the trust store cannot be loaded (a missing or malformed CA file).
     static func context(for configuration: TLSConfiguration) throws(HTTP1Error) -> TLSContext {
         if let context = made.withLock({ $0[configuration] }) { return context }
+        if configuration.certificateAuthorityFile == nil, let problem = unreadableStoreVariable() {
+            throw .network(reason: problem, cause: .secureConnectionFailed)
+        }
         var error = [CChar](repeating: 0, count: 512)
         let created: OpaquePointer? = configuration.certificateAuthorityFile.withOptionalCString { file in
             bs_tls_context_create(file, &error, error.count)
@@ -62,6 +75,24 @@ final class TLSContext: @unchecked Sendable {
             contexts[configuration] = context
             return context
         }
+    }
+}
+
+extension TLSContext {
+    /// Why `SSL_CERT_FILE` or `SSL_CERT_DIR` cannot be the trust store it names, if it cannot:
+    /// OpenSSL passes over a path that is not there, and every certificate would then be
+    /// refused as "unable to get local issuer certificate", which hides the cause.
+    static func unreadableStoreVariable() -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        for name in ["SSL_CERT_FILE", "SSL_CERT_DIR"] {
+            guard let path = environment[name], !path.isEmpty else { continue }
+            // SSL_CERT_DIR may list directories, as OpenSSL reads it; each must be there.
+            for part in name == "SSL_CERT_DIR" ? path.split(separator: ":").map(String.init) : [path] where access(part, R_OK) != 0 {
+                return "\(name) names \(part), which cannot be read (\(String(cString: strerror(errno)))): "
+                    + "point it at your CA certificates, or unset it to trust the system's store"
+            }
+        }
+        return nil
     }
 }
 

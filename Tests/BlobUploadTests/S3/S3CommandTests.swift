@@ -82,6 +82,7 @@ import Testing
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "--checksum", "sha256", "--full-object", "/etc/hostname", "s3://bucket/k"], "--full-object"),
         (["s3", "cp", "--endpoint", "ftp://s3.amazonaws.com", "/etc/hostname", "s3://bucket/k"], "is not an http:// or https:// URL"),
         (["s3", "cp", "--cacert", "/nonexistent/ca.pem", "--endpoint", "https://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"], "--cacert /nonexistent/ca.pem"),
+        (["s3", "cp", "--cacert", "/etc/hostname", "--endpoint", "https://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"], "--cacert /etc/hostname: cannot load the CA certificates"),
         (["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://B_/k"], "not an S3 bucket name"),
         (["s3", "abort", "--endpoint", "http://127.0.0.1:1", "s3://bucket/k"], "expected s3://bucket/key and UPLOAD_ID"),
     ])
