@@ -126,7 +126,7 @@ extension BlobUploadError: CustomStringConvertible {
         case .filenameMismatch(let url, let uploadFilename, let sourceFilename):
             return "\(url): the source does not match this upload: the upload is of \"\(uploadFilename)\", the source is "
                 + "named \"\(sourceFilename)\"; resume with the file the upload was started with, or give its name as the "
-                + "filename if it was only renamed, or start a new upload"
+                + "filename (TusUploadOptions.filename, upload --filename) if it was only renamed, or start a new upload"
         case .tooLarge(let endpoint, let length, let maxSize):
             return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
         case .protocolViolation(let operation, let url, let reason):

@@ -6,7 +6,7 @@ import Foundation
 enum UploadCommand: Command {
     static let words = ["upload"]
     static let summary = "upload a file, URL or standard input to a tus server, resumably"
-    static let valueOptions: Set<String> = Set(["--chunk-size", "--resume", "--asset-library", "--filetype", TLSOption.name, RateLimitOption.name])
+    static let valueOptions: Set<String> = Set(["--chunk-size", "--resume", "--asset-library", "--filetype", "--filename", TLSOption.name, RateLimitOption.name])
         .union(HeaderOption.names)
     static let flagOptions: Set<String> = ["--restart-if-gone", JournalOption.flag]
 
@@ -50,6 +50,8 @@ enum UploadCommand: Command {
               --no-resume            start a new upload even if the journal has one (which a
                                      later run then continues)
               --restart-if-gone      start a new upload if the resumed one expired (404/410)
+              --filename NAME        the filename metadata (default: the source's last path
+                                     component); to resume a file renamed since, its old name
               --filetype TYPE        the filetype metadata (default application/octet-stream)
               --asset-library DIR    the asset library that asset:// URLs name
               --cacert FILE          trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
@@ -76,6 +78,10 @@ enum UploadCommand: Command {
                 text, option: "--chunk-size", bounds: minimumChunkSize...maximumChunkSize))
         }
         if let type = arguments.values["--filetype"] { options.filetype = type }
+        if let name = arguments.values["--filename"] {
+            guard !name.isEmpty else { throw .usage("--filename needs a name") }
+            options.filename = name
+        }
         options.restartIfGone = arguments.flags.contains("--restart-if-gone")
         let resume = try arguments.values["--resume"].map { text throws(CommandFailure) in
             try HTTPURLArgument.parse(text, role: "an upload (--resume)")

@@ -113,7 +113,7 @@ import Testing
         }
         #expect(expected.description == "\(uploadURL): the source does not match this upload: the upload is of "
             + "\"holiday.jpg\", the source is named \"\(name)\"; resume with the file the upload was started with, or give "
-            + "its name as the filename if it was only renamed, or start a new upload")
+            + "its name as the filename (TusUploadOptions.filename, upload --filename) if it was only renamed, or start a new upload")
         #expect(try await TusClient(endpoint: TestServers.tusFilesURL).status(of: uploadURL).offset == 0)
     }
 
@@ -137,6 +137,24 @@ import Testing
             url: uploadURL.absoluteString, uploadFilename: "holiday.jpg", sourceFilename: "other.jpg")) {
             _ = try await TusClient(endpoint: TestServers.tusFilesURL).upload(.file(path: path), resuming: uploadURL, options: options)
         }
+    }
+
+    /// `blobstream upload --filename`: the command line's way to resume a renamed file.
+    @Test func theCommandLinesFilenameResumesARenamedFile() async throws {
+        try TestServers.requireTus()
+        let path = try makeRandomFile(size: 100_000)
+        defer { TempFiles.remove(path) }
+        let uploadURL = try await partialUpload(length: 100_000, filename: "holiday.jpg", sent: 0)
+        defer { TestServers.removeUploads([uploadURL]) }
+        let endpoint = TestServers.tusFilesURL.absoluteString
+        let refused = try await ToolProcess.execute(
+            ToolProcess.blobstream(), ["upload", "--resume", uploadURL.absoluteString, path, endpoint])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("--filename"), "\(refused.standardError)")
+        let resumed = try await ToolProcess.execute(
+            ToolProcess.blobstream(), ["upload", "--resume", uploadURL.absoluteString, "--filename", "holiday.jpg", path, endpoint])
+        #expect(resumed.status == 0, "\(resumed.standardError)")
+        #expect(try tusStoredCopyMatches(uploadURL, file: path))
     }
 
     /// An upload whose creator sent no filename (tuspyserver requires one; a scripted server
