@@ -65,7 +65,8 @@ enum CatCommand: Command {
         let rateLimit = try RateLimitOption.limit(arguments)
         if ["http", "https"].contains(url.scheme?.lowercased() ?? "") {
             try HTTPCat.run(
-                url, range: requestedRange?.range, headers: headers, rateLimit: rateLimit, transport: TLSOption.register(arguments))
+                url, range: requestedRange?.range, headers: headers, rateLimit: rateLimit,
+                transport: TLSOption.register(arguments, console: console), console: console)
             return ExitStatus.success
         }
         if !headers.isEmpty || rateLimit != nil {

@@ -52,7 +52,7 @@ enum ChecksumCommand: Command {
             try ByteCountArgument.parse(text, option: "--offset", bounds: 0...Int64.max)
         } ?? 0
         try AssetLibraryOption.register(arguments)
-        try TLSOption.register(arguments, headers: HeaderOption.fields(arguments, owner: .download))
+        try TLSOption.register(arguments, headers: HeaderOption.fields(arguments, owner: .download), console: console)
         guard !arguments.positional.isEmpty else { throw .usage("missing <path-or-url> (or - for standard input)") }
         if arguments.positional.filter({ $0 == "-" }).count > 1 {
             throw .usage("standard input (-) can be read only once")

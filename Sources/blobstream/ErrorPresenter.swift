@@ -89,6 +89,15 @@ enum ErrorPresenter {
         }
     }
 
+    /// Prints each reconnect of an HTTP source on `console` (`retry 1 of 5 in 0.1 s after: …`),
+    /// so a source that stalls is not minutes of silence.
+    static func retryPrinter(_ console: Console) -> @Sendable (HTTPDataSource.Retry) -> Void {
+        { retry in
+            console.error(String(format: "retry %d of %d in %.1f s after: %@",
+                                 retry.attempt - 1, retry.attempts - 1, retry.delay, sentence(retry.error)))
+        }
+    }
+
     /// `HTTP 405 Method Not Allowed`.
     static func statusLine(_ status: Int) -> String {
         "HTTP \(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"

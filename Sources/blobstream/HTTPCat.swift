@@ -13,10 +13,12 @@ enum HTTPCat {
     /// - Throws: ``CommandFailure/runtime(_:)`` naming the URL and why, before any byte when
     ///   the first answer already shows it (a status, a certificate, another range).
     static func run(
-        _ url: URL, range: BlobResponsePlan.RequestedRange?, headers: [String: String], rateLimit: RateLimit?, transport: Transport
+        _ url: URL, range: BlobResponsePlan.RequestedRange?, headers: [String: String], rateLimit: RateLimit?, transport: Transport,
+        console: Console
     ) throws(CommandFailure) {
         // Every -H field may be a credential: none follows a redirect to another origin.
-        let configuration = HTTPDataSource.Configuration(headers: headers, credentialHeaders: Set(headers.keys), transport: transport)
+        var configuration = HTTPDataSource.Configuration(headers: headers, credentialHeaders: Set(headers.keys), transport: transport)
+        configuration.retryObserver = ErrorPresenter.retryPrinter(console)
         let stream = BlobInputStream(dataSource: HTTPDataSource(url: url, configuration: configuration))
         defer { stream.close() }
         var remaining = Int64.max

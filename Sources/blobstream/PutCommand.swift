@@ -43,7 +43,7 @@ enum PutCommand: Command {
         let headers = try HeaderOption.fields(arguments, owner: .http)
         let rateLimit = try RateLimitOption.limit(arguments)
         try AssetLibraryOption.register(arguments)
-        let transport = try TLSOption.register(arguments)
+        let transport = try TLSOption.register(arguments, console: console)
         let input: InputArgument
         let stream: BlobInputStream
         do throws(BlobStreamError) {

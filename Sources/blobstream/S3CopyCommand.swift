@@ -103,7 +103,7 @@ enum S3CopyCommand: Command {
         let resume = arguments.values["--resume"]
         if let resume, resume.isEmpty { throw .usage("--resume needs an upload id") }
         try AssetLibraryOption.register(arguments)
-        try TLSOption.register(arguments)
+        try TLSOption.register(arguments, console: console)
         let source = try UploadSupport.source(for: sourceName)
         options.journal = try JournalOption.journal(arguments, readOnce: (try? InputArgument(sourceName))?.isPipe == true, console: console)
         options.continuesJournaledUpload = JournalOption.continues(arguments)
@@ -211,7 +211,7 @@ private final class S3CopyReporter: @unchecked Sendable {
             case .retrying(let part, let attempt, let delay, let error):
                 bar?.finish()
                 let what = part.map { "part \($0)" } ?? "request"
-                console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt, what, delay,
+                console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt - 1, what, delay,
                                      S3Support.sentence(error)))
             case .journal(let notice):
                 if case .resuming(let uploadID, _) = notice, id == nil {

@@ -27,13 +27,16 @@ enum TLSOption {
 
     /// ``trust(_:)``, registered for `http(s)` URLs in ``BlobURLRegistry/shared`` (with
     /// `headers` for their requests, `-H` of a command that reads the URL itself, each treated
-    /// as a credential: never sent after a redirect to another origin); returns the transport
-    /// the upload clients use.
+    /// as a credential: never sent after a redirect to another origin, and their reconnects
+    /// printed on `console`); returns the transport the upload clients use.
     @discardableResult
-    static func register(_ arguments: ParsedArguments, headers: [String: String] = [:]) throws(CommandFailure) -> Transport {
+    static func register(
+        _ arguments: ParsedArguments, headers: [String: String] = [:], console: Console
+    ) throws(CommandFailure) -> Transport {
         let transport = Transport.automatic.trusting(try trust(arguments))
-        BlobURLRegistry.shared.registerHTTP(configuration: HTTPDataSource.Configuration(
-            headers: headers, credentialHeaders: Set(headers.keys), transport: transport))
+        var configuration = HTTPDataSource.Configuration(headers: headers, credentialHeaders: Set(headers.keys), transport: transport)
+        configuration.retryObserver = ErrorPresenter.retryPrinter(console)
+        BlobURLRegistry.shared.registerHTTP(configuration: configuration)
         return transport
     }
 }

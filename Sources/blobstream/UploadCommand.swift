@@ -87,7 +87,7 @@ enum UploadCommand: Command {
             try HTTPURLArgument.parse(text, role: "an upload (--resume)")
         }
         try AssetLibraryOption.register(arguments)
-        let transport = try TLSOption.register(arguments)
+        let transport = try TLSOption.register(arguments, console: console)
         let source = try UploadSupport.source(
             for: sourceName,
             refusingPipe: resume == nil ? nil : "is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")

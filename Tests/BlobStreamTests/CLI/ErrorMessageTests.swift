@@ -71,18 +71,25 @@ import Testing
             + "answer like a tus server (the answer has no Tus-Resumable header); is it the tus creation URL?\n")
     }
 
-    /// Nothing listens on 127.0.0.1:1. Each command says so at once, in the same words.
+    /// Nothing listens on 127.0.0.1:1. Each command says so in the same words: the uploads at
+    /// once; a source that reads the URL after each of its retries, which it prints.
     @Test func aServerThatIsDownIsReportedOneWayByEveryCommand() async throws {
         let url = "http://127.0.0.1:1/files/"
-        let expected = "cannot connect to 127.0.0.1:1 (\(url)): connection refused; is the server running?\n"
+        let refused = "cannot connect to 127.0.0.1:1 (\(url)): connection refused; is the server running?"
+        let expected = refused + "\n"
         let upload = try await blobstream(["upload", "/etc/hostname", url])
         let put = try await blobstream(["put", "/etc/hostname", url])
         let checksum = try await blobstream(["checksum", url])
         let cat = try await blobstream(["cat", url])
         #expect(upload.standardError == "blobstream upload: /etc/hostname: " + expected, "a fresh upload fails at once, without retries")
         #expect(put.standardError == "blobstream put: /etc/hostname: " + expected)
-        #expect(checksum.standardError == "blobstream checksum: " + expected)
-        #expect(cat.standardError == "blobstream cat: " + expected)
+        for (name, result) in [("checksum", checksum), ("cat", cat)] {
+            let lines = result.standardError.split(separator: "\n").map(String.init)
+            #expect(lines.last == "blobstream \(name): " + refused, "\(result.standardError)")
+            let retries = (1...5).map { "blobstream \(name): retry \($0) of 5 in " }
+            #expect(lines.dropLast().count == 5 && zip(lines, retries).allSatisfy { $0.hasPrefix($1) && $0.hasSuffix(refused) },
+                    "\(result.standardError)")
+        }
         #expect([upload.status, put.status, checksum.status, cat.status] == [1, 1, 1, 1])
     }
 

@@ -57,6 +57,12 @@ extension HTTPDataSource {
         /// called. The transfer's thread waits for it. `nil` by default.
         public var headerProvider: HeaderProvider?
 
+        /// Told of each reconnect before its wait begins (what failed, at which offset; which
+        /// attempt comes; how long the wait is), so a long run of retries is not silence: a
+        /// command line prints them. Called on the source's threads, without its lock; it must
+        /// return quickly. `nil` by default.
+        public var retryObserver: (@Sendable (Retry) -> Void)?
+
         /// Creates a configuration; every parameter has the default described on its property.
         public init(
             headers: [String: String] = [:],
@@ -81,6 +87,18 @@ extension HTTPDataSource {
             self.transport = transport
             self.headerProvider = headerProvider
         }
+    }
+
+    /// A reconnect about to be made, for ``Configuration/retryObserver``.
+    public struct Retry: Sendable, Hashable {
+        /// Why the last attempt failed, naming the URL and the offset.
+        public var error: BlobStreamError
+        /// The attempt that comes after the wait: 2 for the first retry.
+        public var attempt: Int
+        /// The most attempts there are: ``Configuration/maxRetries`` + 1.
+        public var attempts: Int
+        /// The wait before it, in seconds.
+        public var delay: TimeInterval
     }
 
     /// What the source has done so far, for diagnostics and tests.

@@ -60,6 +60,7 @@ extension HTTPDataSource {
         var wake: [@Sendable () -> Void] = []
         var start: [any HTTPTransfer] = []
         var retry: (delay: TimeInterval, token: Int)?
+        var retryNotice: Retry?
     }
 
     /// Runs `body` with the lock held, then its effects.
@@ -76,6 +77,7 @@ extension HTTPDataSource {
         if let (completion, result) = effects.open { completion(result) }
         for callback in effects.wake { callback() }
         for transfer in effects.start { transfer.start() }
+        if let notice = effects.retryNotice { configuration.retryObserver?(notice) }
         if let (delay, token) = effects.retry {
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
                 self?.retryTimerFired(token: token)
@@ -171,8 +173,13 @@ extension HTTPDataSource {
         }
         s.retryToken += 1
         s.retryPending = true
-        let delay = configuration.retryDelay * pow(2, Double(s.consecutiveFailures - 1))
-        effects.retry = (min(delay, 30), s.retryToken)
+        let delay = min(configuration.retryDelay * pow(2, Double(s.consecutiveFailures - 1)), 30)
+        effects.retry = (delay, s.retryToken)
+        if configuration.retryObserver != nil {
+            effects.retryNotice = Retry(
+                error: error(for: failure, at: s.frontier, attempts: 1), attempt: attempts + 1,
+                attempts: configuration.maxRetries + 1, delay: delay)
+        }
     }
 
     func retryTimerFired(token: Int) {
