@@ -68,6 +68,7 @@ typedef struct {
 // an error (errno).
 static int bio_send_held(BIO *bio, bio_state *state) {
     while (state->start < state->end) {
+        errno = 0;
         ssize_t sent = send(state->fd, state->bytes + state->start, state->end - state->start, MSG_NOSIGNAL);
         if (sent < 0 && errno == EINTR) continue;
         if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -106,7 +107,12 @@ static int bio_read(BIO *bio, char *data, int length) {
     bio_state *state = BIO_get_data(bio);
     BIO_clear_retry_flags(bio);
     ssize_t received;
-    do { received = recv(state->fd, data, (size_t)length, 0); } while (received < 0 && errno == EINTR);
+    // errno stays 0 at the socket's end: failure() tells that end (a truncation) from a
+    // socket error by it, whatever OpenSSL's own calls (a certificate lookup) left there.
+    do {
+        errno = 0;
+        received = recv(state->fd, data, (size_t)length, 0);
+    } while (received < 0 && errno == EINTR);
     if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_read(bio);
     return (int)received;
 }
@@ -361,6 +367,17 @@ long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *erro
     errno = 0;
     BIO *bio = SSL_get_wbio(session->ssl);
     bio_state *state = BIO_get_data(bio);
+    if (session->consumed != 0 && session->reported == session->consumed) {
+        // Every byte was counted back, but the BIO holds more (an alert a read wrote after
+        // the last record): it leaves before new records, which start afresh.
+        int sent = bio_send_held(bio, state);
+        if (sent < 0) {
+            snprintf(error, error_size, "TLS write: %s", strerror(errno));
+            return BS_TLS_ERROR;
+        }
+        if (sent == 0) return BS_TLS_WANT_WRITE;
+        session->consumed = 0;
+    }
     if (session->consumed == 0) {
         // Record after record (partial writes: one per call) into the BIO, which sends when full.
         size_t total = 0;

@@ -34,11 +34,16 @@ import Testing
         #expect(untrusted.standardOutput.isEmpty)
         #expect(untrusted.standardError.contains("unable to get local issuer certificate"), "\(untrusted.standardError)")
         // A variable naming nothing is said to, not passed over into "unable to get local issuer".
-        for (name, value) in [("SSL_CERT_FILE", "/nonexistent/ca.pem"), ("SSL_CERT_DIR", "/etc/ssl/certs:/nonexistent")] {
-            let missing = try await Self.blobstream(["checksum", url], environment: [name: value])
+        // (The other variable is emptied: a machine's environment may set it.)
+        for (name, value, other) in [("SSL_CERT_FILE", "/nonexistent/ca.pem", "SSL_CERT_DIR"), ("SSL_CERT_DIR", "/nonexistent:/missing", "SSL_CERT_FILE")] {
+            let missing = try await Self.blobstream(["checksum", url], environment: [name: value, other: ""])
             #expect(missing.status == 1)
             #expect(missing.standardError.contains("\(name) names /nonexistent"), "\(missing.standardError)")
         }
+        // One readable store among those named is enough, as it is for OpenSSL.
+        let oneOfTwo = try await Self.blobstream(
+            ["checksum", url], environment: ["SSL_CERT_FILE": TestServers.tlsCAPath, "SSL_CERT_DIR": "/nonexistent"])
+        #expect(oneOfTwo.standardOutput == withOption.standardOutput, "\(oneOfTwo.standardError)")
     }
 
     @Test func putAndUploadSendOverTLS() async throws {

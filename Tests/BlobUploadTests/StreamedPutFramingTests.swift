@@ -145,6 +145,21 @@ import Testing
         #expect(request.body == Array(try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
+    /// A measured stream positioned past its start declares what it has left, not its blob's
+    /// whole length.
+    @Test func aSeekedStreamDeclaresWhatItHasLeft() async throws {
+        let path = try makeRandomFile(size: 300_000, seed: 213)
+        defer { TempFiles.remove(path) }
+        let source = BlobInputStream(fileAtPath: path)
+        try source.seek(to: 1000)
+        let server = try RecordingServer()
+        let response = try await StreamedUploader().upload(source, to: URL(string: "http://127.0.0.1:\(server.port)/rest.bin")!)
+        #expect(response.statusCode == 201)
+        let request = try #require(server.request())
+        #expect(request.head.contains("\r\nContent-Length: 299000\r\n"), "\(request.head)")
+        #expect(request.body == Array(try Data(contentsOf: URL(fileURLWithPath: path)).dropFirst(1000)))
+    }
+
     /// An empty body goes out as `Content-Length: 0` (the head alone completes it), once the
     /// stream said it ended; one that yields a byte after all fails with nothing sent.
     @Test func anEmptyBodyGoesOutAsContentLengthZeroOnlyAfterItsEnd() async throws {

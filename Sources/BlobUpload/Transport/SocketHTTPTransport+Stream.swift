@@ -25,7 +25,7 @@ extension SocketHTTPTransport {
     /// - Parameter expectedLength: When given, a stream that yields more or fewer bytes fails
     ///   with ``BlobStreamError/unexpectedEnd(resource:offset:expectedLength:)`` and the body
     ///   is not completed. When `nil`, a ``MeasuredStream`` that knows its length once open (a
-    ///   URL's, an asset's) gives it.
+    ///   URL's, an asset's) gives what it has left to read.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)`` (also when the stream
     ///   failed: the stream's own error tells why),
     ///   ``BlobUploadError/protocolViolation(operation:url:reason:)``,
@@ -62,7 +62,7 @@ extension SocketHTTPTransport {
         var head = head
         // A known length goes out as `Content-Length` (servers such as S3's presigned PUTs
         // refuse chunked bodies), an unknown one chunked: see ``BodyFraming``.
-        let framing = BodyFraming(expectedLength: expectedLength ?? (stream as? any MeasuredStream)?.length)
+        let framing = BodyFraming(expectedLength: expectedLength ?? stream.knownRemainingLength)
         head.contentLength = framing.contentLength.map(Int.init)
         head.isChunked = framing.contentLength == nil
         head.closeAfterAnswer = true
@@ -127,8 +127,8 @@ extension SocketHTTPTransport {
             let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
             if call.isCancelled { throw .transfer(.cancelled) }
             if count < 0 || stream.streamStatus == .error { throw .streamFailed(sent: 0) }
+            // A 0 at the expected length is the end, as in the loop below.
             if count > 0 { throw .length(sent: Int64(count), expected: 0) }
-            guard stream.saysItEnded else { throw .noEnd(sent: 0, status: stream.streamStatus) }
         }
         do {
             try connection.send(head, wait: wait)

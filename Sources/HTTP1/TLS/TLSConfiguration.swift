@@ -79,20 +79,23 @@ final class TLSContext: @unchecked Sendable {
 }
 
 extension TLSContext {
-    /// Why `SSL_CERT_FILE` or `SSL_CERT_DIR` cannot be the trust store it names, if it cannot:
-    /// OpenSSL passes over a path that is not there, and every certificate would then be
-    /// refused as "unable to get local issuer certificate", which hides the cause.
+    /// Why `SSL_CERT_FILE` and `SSL_CERT_DIR` name no trust store, if they name paths and none
+    /// can be read: OpenSSL passes over such paths (trusting the others), and with none left
+    /// every certificate would be refused as "unable to get local issuer certificate", which
+    /// hides the cause.
     static func unreadableStoreVariable() -> String? {
         let environment = ProcessInfo.processInfo.environment
-        for name in ["SSL_CERT_FILE", "SSL_CERT_DIR"] {
-            guard let path = environment[name], !path.isEmpty else { continue }
-            // SSL_CERT_DIR may list directories, as OpenSSL reads it; each must be there.
-            for part in name == "SSL_CERT_DIR" ? path.split(separator: ":").map(String.init) : [path] where access(part, R_OK) != 0 {
-                return "\(name) names \(part), which cannot be read (\(String(cString: strerror(errno)))): "
-                    + "point it at your CA certificates, or unset it to trust the system's store"
-            }
+        var named: [(variable: String, path: String)] = []
+        for variable in ["SSL_CERT_FILE", "SSL_CERT_DIR"] {
+            guard let value = environment[variable], !value.isEmpty else { continue }
+            // SSL_CERT_DIR may list directories, as OpenSSL reads it.
+            let paths = variable == "SSL_CERT_DIR" ? value.split(separator: ":").map(String.init) : [value]
+            named += paths.map { (variable, $0) }
         }
-        return nil
+        guard let first = named.first, named.allSatisfy({ access($0.path, R_OK) != 0 }) else { return nil }
+        let reason = access(first.path, R_OK) == 0 ? "" : String(cString: strerror(errno))
+        return "\(first.variable) names \(first.path), which cannot be read (\(reason)), and no other trust store is named: "
+            + "point it at your CA certificates, or unset it to trust the system's store"
     }
 }
 
