@@ -91,3 +91,16 @@ public enum ToolProcess {
         try start(blobstream(), arguments, environment: environment, standardInput: standardInput)
     }
 }
+
+extension FileHandle {
+    /// The bytes up to the next newline (without it), or to the end: a child's first line, such
+    /// as the port a scripted server prints once it listens. Reads a byte at a time, so nothing
+    /// after the line is taken from the handle.
+    public func readLine() throws -> String {
+        var line = Data()
+        while let byte = try read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
+            line += byte
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+}

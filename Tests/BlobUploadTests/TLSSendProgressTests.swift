@@ -33,21 +33,10 @@ conn.close()
 """#
 
     @Test func aSlowSteadyPeerIsNeverSilentForTheSender() throws {
-        try TestServers.requireTLS()
         let size = 384 * 1024
-        let tls = (TestServers.tlsCAPath as NSString).deletingLastPathComponent
-        let peer = Process()
-        let output = Pipe()
-        peer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        peer.arguments = ["python3", "-c", Self.program, tls + "/server.pem", tls + "/server.key", String(size)]
-        peer.standardOutput = output
-        try peer.run()
-        defer { if peer.isRunning { peer.terminate() } }
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line += byte
-        }
-        let port = try #require(Int(String(decoding: line, as: UTF8.self)), "the TLS peer did not start (python3 with ssl)")
+        let peer = try PythonTLSPeer(program: Self.program, arguments: [String(size)])
+        defer { peer.stop() }
+        let port = peer.port
 
         let connection = HTTP1Connection()
         defer { connection.close() }

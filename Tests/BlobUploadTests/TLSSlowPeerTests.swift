@@ -54,20 +54,9 @@ conn.close()
 
     /// With a declared length (`Content-Length`) and without (chunked).
     @Test(arguments: [true, false]) func aBodyToAPeerThatReadsSlowlyArrivesWhole(declaresLength: Bool) async throws {
-        try TestServers.requireTLS()
-        let tls = (TestServers.tlsCAPath as NSString).deletingLastPathComponent
-        let peer = Process()
-        let output = Pipe()
-        peer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        peer.arguments = ["python3", "-c", Self.program, tls + "/server.pem", tls + "/server.key"]
-        peer.standardOutput = output
-        try peer.run()
-        defer { if peer.isRunning { peer.terminate() } }
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line += byte
-        }
-        let port = try #require(Int(String(decoding: line, as: UTF8.self)), "the TLS peer did not start (python3 with ssl)")
+        let peer = try PythonTLSPeer(program: Self.program)
+        defer { peer.stop() }
+        let port = peer.port
         let size = 6 * 1024 * 1024 + 321
         let path = try makeRandomFile(size: size, seed: 211)
         defer { TempFiles.remove(path) }

@@ -110,11 +110,7 @@ json.dump(out, sys.stdout)
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) {
-            line += byte
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+        guard let port = Int(try output.fileHandleForReading.readLine()) else {
             throw TestSupportError("the recording proxy did not start: \(TestServers.instructions)")
         }
         self.port = port
