@@ -44,7 +44,7 @@ internal import SystemCalls
 /// the end, with the blob's length is ``BlobStreamError/invalidOffset(resource:offset:length:)``;
 /// any other `416`, and every other status but `200` and `206` (after redirects), fails with
 /// ``BlobStreamError/httpStatus(url:statusCode:)``.
-/// Redirects are followed (the source only sends `GET`), at most ten; `Authorization`,
+/// Redirects are followed (the source only sends `GET`), at most 16; `Authorization`,
 /// `Proxy-Authorization`, `Cookie` and the fields named in
 /// ``Configuration/credentialHeaders`` are dropped when a redirect leaves their scheme, host and
 /// port, and stay dropped for the rest of that request's redirects. Both transports hold every
