@@ -29,7 +29,8 @@ enum UploadCommand: Command {
         - (standard input), a FIFO or a device is read once, as it comes, and its length is
         sent with the last chunk: the server must support the creation-defer-length extension
         (the command says so when it does not). Such an upload cannot be resumed, and a
-        failed chunk is retried only while it is still in memory.
+        failed chunk is retried only while it is still in memory. An http(s) URL whose length is
+        not known (a chunked answer) is sent the same way, and the command says so.
 
         As soon as the upload exists, its URL is printed as the first line of standard output.
         On success the upload URL is printed again as the last line. Failed requests are
@@ -92,21 +93,40 @@ enum UploadCommand: Command {
             for: sourceName,
             refusingPipe: resume == nil ? nil : "is read once, as it comes, so it cannot continue an upload (--resume); start a new upload")
         // A pipe's bytes are gone once read: its upload cannot be continued.
-        let resumable = (try? InputArgument(sourceName))?.isPipe != true
+        var resumable = (try? InputArgument(sourceName))?.isPipe != true
         options.journal = try JournalOption.journal(arguments, readOnce: !resumable, console: console)
         options.continuesJournaledUpload = JournalOption.continues(arguments)
         let client = TusClient(
             endpoint: endpoint, headers: try HeaderOption.fields(arguments, owner: .tus), transport: transport,
             rateLimit: try RateLimitOption.limit(arguments))
-        let control = UploadSupport.Control<BlobUploadError>()
-        let reporter = UploadReporter(
-            console: console, label: sourceName, resuming: resume, retryPolicy: options.retry, control: control)
-
-        let settings = options
-        let outcome = UploadSupport.run(control: control) { () async throws(BlobUploadError) -> TusUploadResult in
-            try await client.upload(source, resuming: resume, options: settings) { event in reporter.handle(event) }
+        func attempt(_ source: UploadSource, _ settings: TusUploadOptions) -> (UploadSupport.Outcome<TusUploadResult, BlobUploadError>, UploadReporter) {
+            let control = UploadSupport.Control<BlobUploadError>()
+            let reporter = UploadReporter(
+                console: console, label: sourceName, resuming: resume, retryPolicy: settings.retry, control: control)
+            let outcome = UploadSupport.run(control: control) { () async throws(BlobUploadError) -> TusUploadResult in
+                try await client.upload(source, resuming: resume, options: settings) { event in reporter.handle(event) }
+            }
+            reporter.finish()
+            return (outcome, reporter)
         }
-        reporter.finish()
+        var (outcome, reporter) = attempt(source, options)
+        // A URL of unknown length (a chunked answer) is read once, as standard input is, with
+        // its length sent at its end: nothing was created yet when the length was found missing.
+        if case .failure(.lengthUnknown) = outcome.result, outcome.interruption.exitStatus == nil, resume == nil,
+           case .url(let url)? = try? InputArgument(sourceName) {
+            let dataSource: any BlobDataSource
+            do throws(BlobStreamError) {
+                dataSource = try BlobURLRegistry.shared.dataSource(for: url)
+            } catch {
+                throw .runtime(ErrorPresenter.message(error, subject: sourceName))
+            }
+            console.error("\(sourceName): its length is unknown: it is read once, as it comes, its length sent with its last chunk "
+                + "(such an upload cannot be resumed)")
+            var live = options
+            live.journal = nil
+            resumable = false
+            (outcome, reporter) = attempt(.live(name: sourceName, dataSource: dataSource), live)
+        }
         let uploadURL = reporter.uploadURL ?? resume?.absoluteString
         if case .failure = outcome.result, let status = outcome.interruption.exitStatus {
             let what = outcome.interruption.signalName

@@ -28,6 +28,24 @@ import Testing
         #expect(try tusStoredCopyMatches(uploadURL, file: path))
     }
 
+    /// A URL of unknown length (nginx's chunked route) is uploaded as standard input is: read
+    /// once, its length deferred to its last chunk, and said so.
+    @Test func aURLOfUnknownLengthIsUploadedWithItsLengthDeferred() async throws {
+        try TestServers.requireTus()
+        let path = try TempFiles.makeRandomFile(in: TestServers.wwwRoot, prefix: "unknown-length", size: 3_000_001)
+        defer { TempFiles.remove(path) }
+        let source = try TestServers.nginxURL(forFileAtPath: path, route: .chunked).absoluteString
+
+        let result = try await blobstream(["upload", "--chunk-size", "1M", source, TestServers.tusFilesURL.absoluteString])
+
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("its length is unknown: it is read once"), "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        defer { TestServers.removeUploads(lines.compactMap(URL.init(string:))) }
+        let uploadURL = try #require(URL(string: lines.last ?? ""))
+        #expect(try tusStoredCopyMatches(uploadURL, file: path))
+    }
+
     @Test func resumeFromASecondProcessAfterSIGKILL() async throws {
         // A server of its own: a client killed mid-PATCH leaves tuspyserver holding the
         // upload's lock for up to 30 s, stalling its other requests meanwhile.
