@@ -49,6 +49,11 @@ enum S3AbortCommand: Command {
         }
         if case .failure(let error) = outcome.result {
             if let status = outcome.interruption.exitStatus { return status }
+            // The library's advice (start a new upload) is for an upload that was to go on.
+            if case .uploadGone = error {
+                throw .runtime("s3://\(bucket)/\(key): the multipart upload \(uploadID) is gone (NoSuchUpload): it was "
+                    + "completed, aborted or expired, so there is nothing to abort; 'blobstream s3 ls-uploads' lists those that remain")
+            }
             throw .runtime(S3Support.message(error, subject: "s3://\(bucket)/\(key)"))
         }
         return ExitStatus.success

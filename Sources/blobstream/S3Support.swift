@@ -52,7 +52,7 @@ enum S3Support {
         } catch {
             switch error {
             case .unsupportedEndpoint, .invalidConfiguration: throw .usage(error.description)
-            default: throw .runtime(error.description)
+            default: throw .runtime(message(error))
             }
         }
     }
@@ -63,6 +63,15 @@ enum S3Support {
         if case .transfer(let failure) = error { return ErrorPresenter.message(failure, subject: subject, of: name(failure)) }
         if case .retriesExhausted(_, _, _, _, let attempts, .transfer(let failure)) = error {
             return ErrorPresenter.message(failure, subject: subject, of: name(failure)) + " (after \(attempts) attempts)"
+        }
+        return error.description
+    }
+
+    /// A failure before any request, with nothing to name but itself. The library's wording of
+    /// missing credentials also offers `S3Credentials`, which a command line cannot pass.
+    static func message(_ error: S3Error) -> String {
+        if case .missingCredentials(let reason) = error {
+            return "no S3 credentials: \(reason); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials)"
         }
         return error.description
     }

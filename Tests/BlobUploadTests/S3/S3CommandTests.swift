@@ -114,12 +114,24 @@ import Testing
         #expect(try MotoS3.sha256(bucket: bucket, key: "from-stdin") == TempFiles.sha256(ofFileAtPath: path))
     }
 
+    /// Missing credentials say which variables to set, and nothing a command line cannot do.
+    @Test func missingCredentialsNameTheVariables() throws {
+        let result = try ToolProcess.run(
+            try ToolProcess.blobstream(), ["s3", "cp", "--endpoint", "http://127.0.0.1:1", "/etc/hostname", "s3://bucket/k"],
+            environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_ENDPOINT_URL": ""])
+        #expect(result.status == 1)
+        #expect(result.standardError.contains("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), "\(result.standardError)")
+        #expect(!result.standardError.contains("S3Credentials"), "\(result.standardError)")
+    }
+
     @Test func abortingAnUnknownUploadFailsAndSaysItIsGone() throws {
         let (_, bucket) = try MotoS3.makeBucket()
         defer { MotoS3.removeBucket(bucket) }
         let result = try Self.blobstream(["s3", "abort", "--endpoint", TestServers.motoURL.absoluteString, "s3://\(bucket)/k", "no-such-id"])
         #expect(result.status == 1)
         #expect(result.standardError.contains("no-such-id is gone"), "\(result.standardError)")
+        #expect(result.standardError.contains("nothing to abort"), "\(result.standardError)")
+        #expect(!result.standardError.contains("start a new upload"), "advice for an upload that was to go on: \(result.standardError)")
         #expect(!result.standardError.contains("cli-secret-never-printed"))
     }
 
