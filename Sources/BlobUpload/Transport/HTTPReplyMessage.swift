@@ -7,33 +7,38 @@ extension HTTPReply {
     /// The most an error message keeps of a body.
     static let maxMessageLength = 200
 
-    /// At most one short line of the body, for error messages, which are printed as one line:
-    /// the first non-blank line of a text body, cut at ``maxMessageLength`` characters, with
-    /// control characters made spaces. Of an HTML page only its `<title>`, and not even that
-    /// when it merely repeats the status ("403 Forbidden"): a web server's error page is
-    /// markup around the status line the error already shows. Nothing of a binary body.
+    /// At most one short line of the body, for error messages: ``message(of:contentType:statusCode:)``.
     var message: String? {
+        Self.message(of: body, contentType: header("content-type"), statusCode: statusCode)
+    }
+
+    /// At most one short line of an answer's `body`, for error messages, which are printed as
+    /// one line: the first non-blank line of a text body, cut at ``maxMessageLength``
+    /// characters, with control characters made spaces. Of an HTML page only its `<title>`, and
+    /// not even that when it merely repeats the status ("403 Forbidden"): a web server's error
+    /// page is markup around the status line the error already shows. Nothing of a binary body.
+    static func message(of body: Data, contentType: String?, statusCode: Int) -> String? {
         var text = String(decoding: body.prefix(8192), as: UTF8.self)
         // A character cut where the decoded part (or the kept body) ends is not binary.
         while text.last == "\u{FFFD}" {
             text.removeLast()
         }
         guard !text.contains("\u{FFFD}"), !text.contains("\u{0}") else { return nil }
-        let isHTML = header("content-type")?.lowercased().contains("html") == true
+        let isHTML = contentType?.lowercased().contains("html") == true
             || text.drop(while: \.isWhitespace).prefix(14).lowercased().hasPrefix("<!doctype html")
             || text.drop(while: \.isWhitespace).prefix(5).lowercased() == "<html"
         let line: String
         if isHTML {
-            guard let title = Self.title(of: text), !repeatsStatus(title) else { return nil }
+            guard let title = title(of: text), !repeats(statusCode, title) else { return nil }
             line = title
         } else {
             let lines = text.split(whereSeparator: \.isNewline)
             guard let first = lines.first(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
             line = String(first)
         }
-        let clean = String(line.map { Self.isControl($0) ? " " : $0 }).trimmingCharacters(in: .whitespaces)
+        let clean = String(line.map { isControl($0) ? " " : $0 }).trimmingCharacters(in: .whitespaces)
         guard !clean.isEmpty else { return nil }
-        return clean.count > Self.maxMessageLength ? clean.prefix(Self.maxMessageLength) + "…" : clean
+        return clean.count > maxMessageLength ? clean.prefix(maxMessageLength) + "…" : clean
     }
 
     private static func isControl(_ character: Character) -> Bool {
@@ -50,7 +55,7 @@ extension HTTPReply {
     }
 
     /// Whether `title` says no more than the status line: "403 Forbidden", "Forbidden".
-    private func repeatsStatus(_ title: String) -> Bool {
+    private static func repeats(_ statusCode: Int, _ title: String) -> Bool {
         let reason = HTTPURLResponse.localizedString(forStatusCode: statusCode).lowercased()
         let lowered = title.lowercased()
         return lowered.hasPrefix(String(statusCode)) || lowered == reason
