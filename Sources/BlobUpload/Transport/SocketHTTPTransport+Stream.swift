@@ -10,15 +10,17 @@ internal import HTTP1
 /// serial queue every URLSession of the process shares, and hands each piece to libcurl
 /// through dispatch sources and queue hops; here a 1 MiB read is one `pread` and one `send`.
 ///
-/// The bytes that complete the body for the server (``BodyFraming``) go out only after the
-/// stream reported its end, without an error, at the expected length. A failing, short or long
-/// stream, or a cancelled upload, closes the connection before them: the server is never left
-/// with a body that looks whole. An empty body's end is confirmed before its head goes out.
+/// A known length goes out as `Content-Length` (servers such as S3's presigned PUTs refuse
+/// chunked bodies), an unknown one chunked. Either way the bytes that complete the body for
+/// the server (the last byte, the last chunk; for an empty body the head, once its end is
+/// confirmed) go out only after the stream reported its end, without an error, at the
+/// expected length. A failing, short or long stream, or a cancelled upload, closes the
+/// connection before them: the server is never left with a body that looks whole.
 extension SocketHTTPTransport {
     /// The most body bytes read, and sent, at once.
     static let streamChunkSize = 1 << 20
 
-    /// Sends `head` with `body`, read to its end (``BodyFraming``), and reads the answer. The
+    /// Sends `head` with `body`, read to its end, and reads the answer. The
     /// stream must not be open; it is opened here, before anything is sent, and left open (at
     /// its end, or failed), so its caller can tell how far it got. A 3xx answer is refused: the
     /// body cannot be sent again.
@@ -60,11 +62,10 @@ extension SocketHTTPTransport {
         stream.open()
         if stream.streamStatus == .error { return .failure(BodyStop.streamFailed(sent: 0).error(method: method, url: url)) }
         var head = head
-        // A known length goes out as `Content-Length` (servers such as S3's presigned PUTs
-        // refuse chunked bodies), an unknown one chunked: see ``BodyFraming``.
-        let framing = BodyFraming(expectedLength: expectedLength ?? stream.knownRemainingLength)
-        head.contentLength = framing.contentLength.map(Int.init)
-        head.isChunked = framing.contentLength == nil
+        // `nil`: chunked (see the type's discussion).
+        let length = expectedLength ?? stream.knownRemainingLength
+        head.contentLength = length.map(Int.init)
+        head.isChunked = length == nil
         head.closeAfterAnswer = true
         let connection = HTTP1Connection()
         guard call.watch(connection) else { return .failure(.cancelled) }
@@ -79,7 +80,7 @@ extension SocketHTTPTransport {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
         }
         do throws(BodyStop) {
-            try sendRequest(head.serialized(), body: stream, framing: framing, on: connection, wait: sending, call: call)
+            try sendRequest(head.serialized(), body: stream, length: length, on: connection, wait: sending, call: call)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // A server may answer before it read the whole body (413, 401) and close the
@@ -113,16 +114,16 @@ extension SocketHTTPTransport {
     }
 
     /// Sends `head`, then reads `body` to its end, sending each read as it came (one chunk
-    /// each when chunked); the bytes that complete the body for the server (the last chunk, or
-    /// the last byte of a declared length) go out only after the stream ended cleanly at the
-    /// expected length.
+    /// each when chunked, for a `nil` length); the bytes that complete the body for the server
+    /// (the last chunk, or the last byte of the length) go out only after the stream ended
+    /// cleanly at the expected length.
     private func sendRequest(
-        _ head: [UInt8], body stream: InputStream, framing: BodyFraming, on connection: HTTP1Connection, wait: HTTP1Wait,
+        _ head: [UInt8], body stream: InputStream, length expectedLength: Int64?, on connection: HTTP1Connection, wait: HTTP1Wait,
         call: HTTP1Cancellation
     ) throws(BodyStop) {
         let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
         let payload = buffer.payload
-        if framing.contentLength == 0 {
+        if expectedLength == 0 {
             // The head alone completes an empty body: its end first, then the head.
             let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
             if call.isCancelled { throw .transfer(.cancelled) }
@@ -135,9 +136,8 @@ extension SocketHTTPTransport {
         } catch {
             throw .transfer(error)
         }
-        if framing.contentLength == 0 { return }
+        if expectedLength == 0 { return }
         let meter = meter(observing: nil)
-        let expectedLength = framing.expectedLength
         var sent: Int64 = 0
         var lastByte: UInt8?
         while true {
@@ -156,7 +156,7 @@ extension SocketHTTPTransport {
             sent += Int64(count)
             if let expectedLength, sent > expectedLength { throw .length(sent: sent, expected: expectedLength) }
             do {
-                if framing.contentLength == nil {
+                if expectedLength == nil {
                     try connection.send(buffer.frame(count), wait: wait, meter: meter)
                 } else {
                     // The declared length's last byte waits for the stream's clean end.
@@ -185,18 +185,6 @@ extension SocketHTTPTransport {
             throw .transfer(error)
         }
     }
-}
-
-/// How a stream body is delimited. A known length goes out as `Content-Length`, an unknown one
-/// chunked. Either way the server can tell a complete body only from bytes sent after the
-/// stream ended cleanly at the expected length (the last byte, the last chunk; for an empty
-/// body, the head, sent once its end is confirmed): a failed, short or long stream closes the
-/// connection before them, and the server stores nothing.
-private struct BodyFraming {
-    let expectedLength: Int64?
-
-    /// The `Content-Length` to send, or `nil` for a chunked body.
-    var contentLength: Int64? { expectedLength }
 }
 
 /// Why a stream body stopped before the bytes that complete it.

@@ -92,9 +92,13 @@ extension TLSContext {
             let paths = variable == "SSL_CERT_DIR" ? value.split(separator: ":").map(String.init) : [value]
             named += paths.map { (variable, $0) }
         }
-        guard let first = named.first, named.allSatisfy({ access($0.path, R_OK) != 0 }) else { return nil }
-        let reason = access(first.path, R_OK) == 0 ? "" : String(cString: strerror(errno))
-        return "\(first.variable) names \(first.path), which cannot be read (\(reason)), and no other trust store is named: "
+        var first: (variable: String, path: String, reason: String)?
+        for (variable, path) in named {
+            guard access(path, R_OK) != 0 else { return nil }
+            first = first ?? (variable, path, String(cString: strerror(errno)))
+        }
+        guard let first else { return nil }
+        return "\(first.variable) names \(first.path), which cannot be read (\(first.reason)), and no other trust store is named: "
             + "point it at your CA certificates, or unset it to trust the system's store"
     }
 }
