@@ -10,6 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include "socket_bio.h"
 
 struct bs_tls_context {
     SSL_CTX *ctx;
@@ -47,121 +48,6 @@ static void set_error(char *error, size_t size, const char *prefix) {
     if (detail[0]) snprintf(error, size, "%s: %s", prefix, detail);
     else snprintf(error, size, "%s", prefix);
     ERR_clear_error();
-}
-
-// A BIO over a non-blocking socket that sends with MSG_NOSIGNAL (OpenSSL's own socket BIO
-// writes with write(2), which raises SIGPIPE when the peer has gone), and gathers the records
-// of one bs_tls_write into sends of up to BS_TLS_SEND_BUFFER bytes: one send(2) per 16 KiB
-// record cost a system call and a TCP segment each, a fifth of an upload's CPU. Bytes it holds
-// leave by BIO_flush, which bs_tls_write and OpenSSL's handshake call.
-#define BS_TLS_SEND_BUFFER (256 * 1024)
-
-typedef struct {
-    int fd;
-    unsigned char *bytes;
-    size_t start, end;
-    /// Bytes ever appended, and ever sent: where a record's end lies against what left.
-    unsigned long long appended, sent;
-} bio_state;
-
-// Sends what the BIO holds: 1 when all of it left, 0 when the socket is full (retry set), -1 on
-// an error (errno).
-static int bio_send_held(BIO *bio, bio_state *state) {
-    while (state->start < state->end) {
-        errno = 0;
-        ssize_t sent = send(state->fd, state->bytes + state->start, state->end - state->start, MSG_NOSIGNAL);
-        if (sent < 0 && errno == EINTR) continue;
-        if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            BIO_set_retry_write(bio);
-            return 0;
-        }
-        if (sent < 0) return -1;
-        state->start += (size_t)sent;
-        state->sent += (unsigned long long)sent;
-    }
-    state->start = state->end = 0;
-    return 1;
-}
-
-static int bio_write(BIO *bio, const char *data, int length) {
-    bio_state *state = BIO_get_data(bio);
-    BIO_clear_retry_flags(bio);
-    if (length <= 0) return 0;
-    if (!state->bytes && !(state->bytes = malloc(BS_TLS_SEND_BUFFER))) {
-        errno = ENOMEM;
-        return -1;
-    }
-    if (BS_TLS_SEND_BUFFER - state->end < (size_t)length) {
-        int held = bio_send_held(bio, state);
-        if (held <= 0) return -1;
-    }
-    // A record is at most 16 KiB and some bytes, far less than the buffer.
-    size_t taken = (size_t)length < BS_TLS_SEND_BUFFER ? (size_t)length : BS_TLS_SEND_BUFFER;
-    memcpy(state->bytes + state->end, data, taken);
-    state->end += taken;
-    state->appended += taken;
-    return (int)taken;
-}
-
-static int bio_read(BIO *bio, char *data, int length) {
-    bio_state *state = BIO_get_data(bio);
-    BIO_clear_retry_flags(bio);
-    ssize_t received;
-    // errno stays 0 at the socket's end: failure() tells that end (a truncation) from a
-    // socket error by it, whatever OpenSSL's own calls (a certificate lookup) left there.
-    do {
-        errno = 0;
-        received = recv(state->fd, data, (size_t)length, 0);
-    } while (received < 0 && errno == EINTR);
-    if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_read(bio);
-    return (int)received;
-}
-
-static long bio_ctrl(BIO *bio, int command, long number, void *pointer) {
-    (void)number; (void)pointer;
-    bio_state *state = BIO_get_data(bio);
-    switch (command) {
-    case BIO_CTRL_FLUSH:
-        BIO_clear_retry_flags(bio);
-        return bio_send_held(bio, state) > 0 ? 1 : 0;
-    case BIO_CTRL_WPENDING: return (long)(state->end - state->start);
-    case BIO_CTRL_PENDING: return 0;
-    default: return 0;
-    }
-}
-
-static int bio_destroy(BIO *bio) {
-    bio_state *state = BIO_get_data(bio);
-    if (state) {
-        free(state->bytes);
-        free(state);
-    }
-    BIO_set_data(bio, NULL);
-    return 1;
-}
-
-static int bio_create(BIO *bio) {
-    BIO_set_init(bio, 1);
-    return 1;
-}
-
-static BIO_METHOD *method;
-
-static void make_method(void) {
-    BIO_METHOD *made = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "blobstream socket");
-    if (!made) return;
-    BIO_meth_set_write(made, bio_write);
-    BIO_meth_set_read(made, bio_read);
-    BIO_meth_set_ctrl(made, bio_ctrl);
-    BIO_meth_set_create(made, bio_create);
-    BIO_meth_set_destroy(made, bio_destroy);
-    method = made;
-}
-
-static BIO_METHOD *socket_method(void) {
-    static CRYPTO_ONCE once = CRYPTO_ONCE_STATIC_INIT;
-    CRYPTO_THREAD_run_once(&once, make_method);
-    return method;
 }
 
 // OpenSSL's own suites and ciphers, AES-128-GCM first, as browsers and Go order them: 128-bit
@@ -218,10 +104,10 @@ static int is_ip_address(const char *host) {
 
 bs_tls *bs_tls_create(bs_tls_context *context, int fd, const char *host, char *error, size_t error_size) {
     ERR_clear_error();
-    BIO_METHOD *bio_method = socket_method();
+    BIO_METHOD *bio_method = bs_socket_bio_method();
     SSL *ssl = bio_method ? SSL_new(context->ctx) : NULL;
     BIO *bio = ssl ? BIO_new(bio_method) : NULL;
-    bio_state *state = bio ? calloc(1, sizeof *state) : NULL;
+    bs_bio_state *state = bio ? calloc(1, sizeof *state) : NULL;
     if (!state) {
         set_error(error, error_size, "cannot create a TLS session");
         BIO_free(bio);
@@ -362,19 +248,22 @@ long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size
     return (long)total;
 }
 
+// The send of held records failed; errno says why.
+static long send_failure(char *error, size_t error_size) {
+    snprintf(error, error_size, "TLS write: %s", strerror(errno));
+    return BS_TLS_ERROR;
+}
+
 long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *error, size_t error_size) {
     ERR_clear_error();
     errno = 0;
     BIO *bio = SSL_get_wbio(session->ssl);
-    bio_state *state = BIO_get_data(bio);
+    bs_bio_state *state = BIO_get_data(bio);
     if (session->consumed != 0 && session->reported == session->consumed) {
         // Every byte was counted back, but the BIO holds more (an alert a read wrote after
         // the last record): it leaves before new records, which start afresh.
-        int sent = bio_send_held(bio, state);
-        if (sent < 0) {
-            snprintf(error, error_size, "TLS write: %s", strerror(errno));
-            return BS_TLS_ERROR;
-        }
+        int sent = bs_bio_send_held(bio, state);
+        if (sent < 0) return send_failure(error, error_size);
         if (sent == 0) return BS_TLS_WANT_WRITE;
         session->consumed = 0;
     }
@@ -409,11 +298,8 @@ long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *erro
         }
         session->consumed = total;
     }
-    int sent = bio_send_held(bio, state);
-    if (sent < 0) {
-        snprintf(error, error_size, "TLS write: %s", strerror(errno));
-        return BS_TLS_ERROR;
-    }
+    int sent = bs_bio_send_held(bio, state);
+    if (sent < 0) return send_failure(error, error_size);
     if (sent == 0) {
         // The socket is full: count back the records that left whole.
         size_t left = session->reported;
