@@ -42,7 +42,9 @@ import Testing
             #expect(chunk.offset == offset)
             offset += Int64(chunk.count)
             let next = Int64(chunk.offset) + 10_000
-            readAhead.append(await eventuallyAsync(timeout: 0.5) { source.reads.contains(.read(offset: next, capacity: 10_000)) })
+            // The consumer holds the chunk until the read ahead came, up to 2 s: under a full
+            // suite's load the work queue took longer than 0.5 s to start it once.
+            readAhead.append(await eventuallyAsync(timeout: 2) { source.reads.contains(.read(offset: next, capacity: 10_000)) })
         }
         #expect(readAhead.suffix(12).allSatisfy { $0 }, "\(readAhead)")
     }
