@@ -18,11 +18,13 @@ extension BlobInputStream {
     func commit(_ effects: StreamEffects) {
         effects.events.forEach { dispatcher.post($0) }
         if effects.closeIsPending { SourceOwnership.closeIsPending(dataSource, by: sourceTenant) }
-        if effects.wake { lock.broadcast() }
     }
 
     /// The effects that run without the lock.
     func perform(_ effects: StreamEffects) {
+        // After the unlock: a thread woken while the lock is held would preempt this one only
+        // to block on the lock, two context switches for each wake.
+        if effects.wake { lock.broadcast() }
         if effects.stopEvents {
             dispatcher.removeAll()
             dispatcher.notifyObserver()
@@ -42,6 +44,8 @@ extension BlobInputStream {
             lock.unlock()
             perform(effects)
             lock.lock()
+        } else if effects.wake {
+            lock.broadcast()
         }
         effects = StreamEffects()
     }

@@ -3,7 +3,8 @@ import Foundation
 /// What a ``StreamMachine`` transition asks the stream to do. Events and the note that a
 /// close is pending are carried out before the stream's lock is released (so events keep the
 /// order of the transitions, and no new stream's open can slip in before the note); the rest
-/// after it, in the order of the fields.
+/// after it, in the order of the fields (the wake too, unless nothing else is left to do
+/// unlocked inside a longer run: ``BlobInputStream/settle(_:)``).
 struct StreamEffects {
     /// Events for the delegate, in order: at most three per transition.
     var events = EventList()
