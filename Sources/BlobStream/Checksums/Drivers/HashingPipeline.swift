@@ -51,8 +51,10 @@ final class HashingPipeline: @unchecked Sendable {
             } else {
                 freeBuffers.append(buffer)
             }
-            condition.broadcast()
         }
+        // Unlocked, as ``BlobInputStream`` wakes its reader: a waiter woken under the lock
+        // would only block on it.
+        condition.broadcast()
     }
 
     /// Waits until every submitted byte is hashed and returns the digest.
@@ -86,8 +88,8 @@ final class HashingPipeline: @unchecked Sendable {
             condition.withLock {
                 hashedCount += Int64(count)
                 freeBuffers.append(buffer)
-                condition.broadcast()
             }
+            condition.broadcast()
         }
         condition.withLock {
             workerDone = true
