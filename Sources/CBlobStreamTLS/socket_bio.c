@@ -8,7 +8,7 @@
 #include <openssl/ssl.h>
 #include "socket_bio.h"
 
-#define BS_TLS_SEND_BUFFER (256 * 1024)
+#define BS_TLS_SEND_BUFFER (128 * 1024)
 
 int bs_bio_send_held(BIO *bio, bs_bio_state *state) {
     while (state->start < state->end) {

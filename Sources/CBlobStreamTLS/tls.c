@@ -17,7 +17,7 @@ struct bs_tls_context {
 };
 
 // How many records of one bs_tls_write are followed to the socket (16 KiB each at most, so
-// a 256 KiB batch of full records needs 17); a write of more, smaller records stops there.
+// a 128 KiB batch of full records needs 9); a write of more, smaller records stops there.
 #define BS_TLS_MARKS 64
 
 struct bs_tls {

@@ -64,7 +64,7 @@ int bs_tls_handshake(bs_tls *session, char *error, size_t error_size);
 long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size_t error_size);
 
 /// Encrypts and sends up to `length` bytes of `buffer` (no copy of them beforehand; the records
-/// leave in sends of up to 256 KiB): a count > 0 of the first bytes whose records are with the
+/// leave in sends of up to 128 KiB): a count > 0 of the first bytes whose records are with the
 /// kernel, or BS_TLS_WANT_*, BS_TLS_ERROR (with `error`). The next call must pass the bytes
 /// after that count, or after a BS_TLS_WANT_* the same bytes (from another address if need
 /// be): records already made from them may be waiting, and it counts them as they leave.
