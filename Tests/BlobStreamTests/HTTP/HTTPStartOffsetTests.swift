@@ -62,4 +62,38 @@ import Testing
         #expect(bytes.isEmpty)
         #expect(error == .invalidOffset(resource: try blob.url().absoluteString, offset: 5001, length: 5000))
     }
+
+    @Test(arguments: transports)
+    func aSourceOpenedAtItsEndThenReadFromTheStartPinsTheVersionOfItsFirstBytes(transport: HTTPDataSource.Transport) async throws {
+        // nginx's 416 names the length but no validator, so the open at the end pins no version.
+        // Nothing was read under it: the first answer with bytes pins its own (and a reader
+        // that seeks back gets the blob, not "another version"), and every later one is held
+        // to it.
+        let blob = try ServedBlob(size: 5000, seed: 24)
+        defer { blob.remove() }
+        let url = try blob.url()
+        let (atEnd, whole, afterReplace) = try await blocking {
+            let source = HTTPDataSource(url: url, configuration: .init(readAheadLimit: 1024, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            let atEnd = try reader.open(at: 5000).get()
+            let whole = try reader.readToEnd(from: 0, chunk: 1000)
+            try blob.replace(with: TempFiles.pseudoRandomBytes(count: 5000, seed: 25))
+            return (atEnd, whole, try reader.read(at: 0, count: 1000))
+        }
+        #expect(atEnd.length == 5000)
+        #expect(atEnd.version == nil)
+        switch whole {
+        case .success(let bytes):
+            let identical = bytes == blob.bytes
+            #expect(identical, "read \(bytes.count) bytes from the start, not the blob's 5000")
+        case .failure(let error):
+            Issue.record("reading from the start after an open at the end failed: \(error)")
+        }
+        guard case .failed(.sourceChanged(let resource, 0, _)) = afterReplace else {
+            Issue.record("a read after the blob was replaced gave \(afterReplace), not sourceChanged at offset 0")
+            return
+        }
+        #expect(resource == url.absoluteString)
+    }
 }

@@ -11,6 +11,9 @@ extension HTTPDataSource {
         var pinned: BlobSourceDescription?
         /// The validators of the first response, which every later one must name too.
         var pinnedVersion: HTTPBlobVersion?
+        /// The pin came from a `416` at the blob's end that named no validator: only the length
+        /// is known, and no byte was read under it, so the first answer with bytes pins its own.
+        var pinHasLengthOnly = false
         /// The length once any response told it (the pinned one may be unknown).
         var knownLength: Int64?
         var buffer: ReadAheadBuffer?

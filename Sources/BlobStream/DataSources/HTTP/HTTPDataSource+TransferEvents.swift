@@ -10,7 +10,7 @@ extension HTTPDataSource: HTTPTransferSink {
         transition { s, effects in
             guard var transfer = s.transfer, transfer.id == id else { return false }
             let interpretation = HTTPRangeResponse.interpret(
-                head, for: transfer.request, pinned: s.pinnedVersion,
+                head, for: transfer.request, pinned: s.pinHasLengthOnly ? nil : s.pinnedVersion,
                 knownLength: s.knownLength, resource: resourceName)
             let response: HTTPRangeResponse
             switch interpretation {
@@ -20,9 +20,10 @@ extension HTTPDataSource: HTTPTransferSink {
             case .success(let success):
                 response = success
             }
-            if s.pinned == nil {
-                s.pinned = BlobSourceDescription(length: response.length, version: response.version.token)
+            if s.pinned == nil || (s.pinHasLengthOnly && !response.isEndOfBlob) {
+                s.pinned = BlobSourceDescription(length: s.pinned?.length ?? response.length, version: response.version.token)
                 s.pinnedVersion = response.version
+                s.pinHasLengthOnly = response.isEndOfBlob && response.version.token == nil
             }
             if s.knownLength == nil { s.knownLength = response.length }
             if let completion = s.pendingOpen, let pinned = s.pinned {

@@ -17,7 +17,9 @@ internal import SystemCalls
 /// ## Versions
 /// The first response pins the blob: its validators (`ETag`, `Last-Modified`) and its length
 /// when it names one; the description's `version` is the `ETag`, else the `Last-Modified`
-/// date. Every later response that carries bytes (`200` or `206`) is compared with the pin before
+/// date. (A first response that is a `416` at the blob's end naming no validator, as nginx's
+/// is, pins the length only: no byte was read, and the first response with bytes pins its
+/// validators.) Every later response that carries bytes (`200` or `206`) is compared with the pin before
 /// a byte of it is used, and any difference fails the read at the offset asked for with
 /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``:
 /// - its `ETag` must be identical to the pinned one, and absent only if that was absent: a tag
