@@ -82,6 +82,38 @@ import Testing
         #expect(reason.contains("301") && reason.contains("a scheme other than http and https"), "\(reason)")
     }
 
+    /// A failure after a redirect names where the request went, not only the URL given, and
+    /// leaves out the target's query, which may be a signature.
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func aFailureAfterARedirectNamesItsTarget(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { request in
+            if request.target == "/blob" {
+                return ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "/signed/blob?signature=SECRET"])
+            }
+            // Half the body, then the connection closes.
+            return Array(ScriptedHTTPServer.response(
+                status: "206 Partial Content", fields: ["Content-Range": "bytes 0-999/1000"],
+                body: [UInt8](repeating: 7, count: 1000)).dropLast(500))
+        }
+        defer { server.stop() }
+        let port = server.port
+        let configuration = HTTPDataSource.Configuration(maxRetries: 0, transport: transport)
+        let outcome = try await blocking { () -> BlobSourceReadResult in
+            let source = HTTPDataSource(url: URL(string: "http://127.0.0.1:\(port)/blob")!, configuration: configuration)
+            defer { source.close() }
+            let reader = SourceReader(source: source)
+            _ = try reader.open().get()
+            return try reader.readUntilStopped().outcome
+        }
+        guard case .failed(.network(let resource, let reason)) = outcome else {
+            Issue.record("expected a network error, got \(outcome)")
+            return
+        }
+        #expect(resource == "http://127.0.0.1:\(port)/blob")
+        #expect(reason.hasSuffix("at offset 500, redirected to http://127.0.0.1:\(port)/signed/blob"), "\(reason)")
+        #expect(!reason.contains("SECRET"), "\(reason)")
+    }
+
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
     func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) async throws {
         let bytes = TempFiles.pseudoRandomBytes(count: 50_000, seed: 31)

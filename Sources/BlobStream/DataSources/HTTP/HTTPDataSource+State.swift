@@ -21,6 +21,8 @@ extension HTTPDataSource {
         /// resumes where the reader is.
         var bufferStart: Int64 = 0
         var transfer: ActiveTransfer?
+        /// What the latest transfer asked for: after a redirect, not ``HTTPDataSource/url``.
+        var lastRequestURL: URL?
         /// Every byte up to the end of the blob has been downloaded.
         var endOfData = false
         /// Why no byte after the buffered ones can be read.
@@ -114,6 +116,7 @@ extension HTTPDataSource {
                                             idleTimeout: configuration.idleTimeout, minimumSpeed: configuration.minimumSpeed, sink: self)
         }
         s.transfer = ActiveTransfer(id: id, object: object, request: request, usesURLSession: usesURLSession, redirects: redirects)
+        s.lastRequestURL = request.url
         s.lastTransferUsedURLSession = usesURLSession
         s.statistics.requests += 1
         effects.start.append(object)
@@ -171,7 +174,7 @@ extension HTTPDataSource {
         if case .tooSlow = failure { s.slowFailures += 1 }
         let attempts = max(s.consecutiveFailures, s.slowFailures)
         guard attempts <= configuration.maxRetries else {
-            fail(error(for: failure, at: s.frontier, attempts: attempts), &s, &effects)
+            fail(error(for: failure, at: s.frontier, attempts: attempts, in: s), &s, &effects)
             return
         }
         s.retryToken += 1
@@ -180,7 +183,7 @@ extension HTTPDataSource {
         effects.retry = (delay, s.retryToken)
         if configuration.retryObserver != nil {
             effects.retryNotice = Retry(
-                error: error(for: failure, at: s.frontier, attempts: 1), attempt: attempts + 1,
+                error: error(for: failure, at: s.frontier, attempts: 1, in: s), attempt: attempts + 1,
                 attempts: configuration.maxRetries + 1, delay: delay)
         }
     }
@@ -195,18 +198,24 @@ extension HTTPDataSource {
         }
     }
 
-    /// The typed error for a transfer failure at `offset`.
-    func error(for failure: HTTPTransferFailure, at offset: Int64, attempts: Int) -> BlobStreamError {
+    /// The typed error for a transfer failure at `offset`; after a redirect it names where the
+    /// failed request went too (without its query, which may be a signature).
+    func error(for failure: HTTPTransferFailure, at offset: Int64, attempts: Int, in s: State) -> BlobStreamError {
         let tries = attempts > 1 ? " (\(attempts) attempts)" : ""
+        var place = ""
+        if let asked = s.lastRequestURL, asked != url, var shown = URLComponents(url: asked, resolvingAgainstBaseURL: false) {
+            (shown.query, shown.fragment, shown.user, shown.password) = (nil, nil, nil, nil)
+            place = ", redirected to \(shown.string ?? asked.absoluteString)"
+        }
         switch failure {
         case .timedOut(let operation, let seconds), .tooSlow(let operation, let seconds):
-            return .timedOut(resource: resourceName, operation: "\(operation) at offset \(offset)\(tries)", seconds: seconds)
+            return .timedOut(resource: resourceName, operation: "\(operation) at offset \(offset)\(place)\(tries)", seconds: seconds)
         case .connection(let reason):
-            return .network(url: resourceName, reason: "\(reason), at offset \(offset)\(tries)")
+            return .network(url: resourceName, reason: "\(reason), at offset \(offset)\(place)\(tries)")
         case .protocolViolation(let reason):
-            return .protocolViolation(url: resourceName, reason: "\(reason), at offset \(offset)")
+            return .protocolViolation(url: resourceName, reason: "\(reason), at offset \(offset)\(place)")
         case .unusable(let reason):
-            return .sourceFailed(resource: resourceName, reason: "\(reason), at offset \(offset)")
+            return .sourceFailed(resource: resourceName, reason: "\(reason), at offset \(offset)\(place)")
         }
     }
 }

@@ -160,7 +160,7 @@ extension HTTPDataSource: HTTPTransferSink {
                 if failure.isRetryable {
                     retryOrFail(failure, &s, &effects)
                 } else {
-                    fail(error(for: failure, at: s.frontier, attempts: 1), &s, &effects)
+                    fail(error(for: failure, at: s.frontier, attempts: 1, in: s), &s, &effects)
                 }
                 return
             }
