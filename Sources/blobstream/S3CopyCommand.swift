@@ -210,8 +210,8 @@ private final class S3CopyReporter: @unchecked Sendable {
                 bar?.update(TransferProgress(completedBytes: confirmed, totalBytes: total, sentBytes: bytes))
             case .retrying(let part, let attempt, let delay, let error):
                 bar?.finish()
-                let what = part.map { "part \($0)" } ?? "request"
-                console.error(String(format: "retry %d of %@ in %.1f s after: %@", attempt - 1, what, delay,
+                let what = part.map { " of part \($0)" } ?? ""
+                console.error(String(format: "retry %d%@ in %.1f s after: %@", attempt - 1, what, delay,
                                      S3Support.sentence(error)))
             case .journal(let notice):
                 if case .resuming(let uploadID, _) = notice, id == nil {

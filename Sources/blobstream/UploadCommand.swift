@@ -280,7 +280,9 @@ private final class UploadReporter: @unchecked Sendable {
         var line = String(format: "retry %d in %.1f s after: %@", attempt, delay, ErrorPresenter.sentence(error))
         if !announcedRetrying {
             announcedRetrying = true
-            line += String(format: " (failures are retried for up to %.0f s)", Self.retryBudget(retryPolicy))
+            // The waits only: each attempt also has its own time limit.
+            line += String(format: " (%d attempts in all, with up to %.0f s of waiting between them)",
+                           retryPolicy.maxAttempts, Self.retryBudget(retryPolicy))
         }
         console.error(line)
     }

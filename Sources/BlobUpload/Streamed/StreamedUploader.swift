@@ -9,8 +9,9 @@ import FoundationNetworking
 public struct HTTPUploadResponse: Sendable {
     /// The URL the body was sent to.
     public var url: URL
-    /// The HTTP status, always 2xx (other statuses are thrown), and only given once the whole
-    /// body was sent.
+    /// The HTTP status, only given once the whole body was sent: 2xx, or 303 (See Other) from a
+    /// server that handled the request and points at its result (`location` in ``headers``).
+    /// Other statuses are thrown.
     public var statusCode: Int
     /// The response's header fields, names lowercased.
     public var headers: [String: String]
@@ -47,7 +48,8 @@ public struct HTTPUploadResponse: Sendable {
 /// cannot be read twice. Redirects are
 /// therefore refused with ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,
 /// whatever their target: the body and the header fields (credentials among them) go to
-/// `url` and nowhere else.
+/// `url` and nowhere else. A 303 after the whole body is no redirect but the answer: the server
+/// handled the request and names where its result is.
 ///
 /// Thread-safe; one uploader can run many uploads at once.
 public final class StreamedUploader: Sendable {
@@ -106,7 +108,7 @@ public final class StreamedUploader: Sendable {
     ///   - progress: Called about ten times a second, on a private queue, with the bytes read
     ///     from the body so far, and once more at the end. Only a ``PositionedInputStream``
     ///     body can report them; for other streams it is never called.
-    /// - Returns: The 2xx answer.
+    /// - Returns: The 2xx (or 303) answer; see ``HTTPUploadResponse/statusCode``.
     /// - Throws: ``BlobUploadError/invalidHeader(name:reason:)`` for a header field with a CR,
     ///   LF or NUL, or a name that is not an HTTP token (nothing is sent then),
     ///   ``BlobUploadError/httpStatus(method:url:statusCode:message:)`` for any other
@@ -157,7 +159,7 @@ public final class StreamedUploader: Sendable {
         if let failure = probe.sourceFailure(url: url) {
             throw failure
         }
-        guard reply.isSuccess else { throw reply.statusError() }
+        guard reply.isSuccess || reply.statusCode == 303 else { throw reply.statusError() }
         // FoundationNetworking completes a task without an error when the server answered
         // before the body was read to its end: a 2xx for a truncated body.
         if let failure = probe.incompleteness(method: method, url: url, expectedLength: expectedLength) {
@@ -188,7 +190,7 @@ public final class StreamedUploader: Sendable {
     ///     client, `Host`, the framing fields, `Connection` and `Expect` are its own: a
     ///     caller's are not sent (the body goes out at once, without waiting for a 100).
     ///   - progress: As for a stream body.
-    /// - Returns: The 2xx answer.
+    /// - Returns: The 2xx (or 303) answer; see ``HTTPUploadResponse/statusCode``.
     /// - Throws: What the stream form throws, and ``BlobUploadError/producerFailed(source:offset:error:)``.
     public func upload(
         _ source: UploadSource,

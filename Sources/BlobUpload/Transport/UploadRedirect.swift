@@ -5,12 +5,15 @@ internal import HTTP1
 /// either transport): its refusals as upload errors.
 extension HTTPReply {
     /// Where to send this answer's request again, `nil` when the answer is no redirect to
-    /// follow, or the refusal: ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``
+    /// follow (a 303 to a request with a body is the request's answer), or the refusal: ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``
     /// for a request with a body (`hasBody`), ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``
     /// for another origin, ``BlobUploadError/network(method:url:reason:code:)`` after too many.
     /// - Parameter followed: The redirects this request followed already.
     func redirect(hasBody: Bool, followed: Int) -> Result<HTTPRedirectPolicy.Follow, BlobUploadError>? {
-        HTTPRedirectPolicy.upload
+        // A 303 to a request with a body is its answer: the server handled the request and
+        // points at a result (RFC 9110 §15.4.4), which following would only fetch.
+        if hasBody, statusCode == 303 { return nil }
+        return HTTPRedirectPolicy.upload
             .next(method: method, url: url, hasBody: hasBody, status: statusCode, location: header("location"), followed: followed)?
             .mapError { $0.uploadError(method: method, url: url, statusCode: statusCode) }
     }

@@ -102,7 +102,7 @@ import Testing
         let first = try #require(result.standardError.split(separator: "\n").first.map(String.init))
         #expect(first.hasPrefix("blobstream upload: retry 1 in "))
         #expect(first.contains("cannot connect to 127.0.0.1:1"))
-        #expect(first.contains("(failures are retried for up to "))
+        #expect(first.contains("(8 attempts in all, with up to "), "\(first)")
         #expect(result.status == 130)
         #expect(result.standardError.hasSuffix("continue with --resume http://127.0.0.1:1/files/abc\n"))
     }
