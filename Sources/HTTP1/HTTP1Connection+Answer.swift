@@ -24,6 +24,7 @@ extension HTTP1Connection {
     ///   peer closes before the end of the head (naming how many bytes came), or the
     ///   connection's errors.
     package func readResponseHead(wait: HTTP1Wait, buffer: inout [UInt8]) throws(HTTP1Error) -> HTTPResponseHead {
+        enter(.awaitingAnswer)
         var searched = 0
         var headBytes = 0
         var interimHeads = 0
@@ -43,6 +44,7 @@ extension HTTP1Connection {
                     }
                     continue
                 }
+                enter(.readingAnswer)
                 return head
             }
             searched = max(0, buffer.count - 3)

@@ -27,6 +27,9 @@ package final class HTTP1Connection: Sendable {
     private let wake: (read: FileDescriptor, write: FileDescriptor)?
     private let cancelled = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)
+    /// ``HTTP1Progress`` of the exchange under way: its stage and the bytes sent.
+    let stageCode = Atomic<UInt8>(0)
+    let sentTotal = Atomic<Int>(0)
 
     /// Creates an unconnected connection with its cancellation pipe.
     package init() {
@@ -78,11 +81,13 @@ package final class HTTP1Connection: Sendable {
     /// (``HTTP1Error/NetworkCause/secureConnectionFailed``) before any request byte is sent.
     package func connect(host: String, port: Int, wait: HTTP1Wait, tls: TLSConfiguration? = nil) throws(HTTP1Error) {
         let deadline = wait.deadline
+        enter(.connecting)
         try connectSocket(host: host, port: port, deadline: deadline)
         guard let tls else {
             channel.withLock { $0 = .plain }
             return
         }
+        enter(.handshaking)
         try startTLS(tls, host: host, deadline: deadline)
     }
 
@@ -162,6 +167,7 @@ package final class HTTP1Connection: Sendable {
     /// Sends all of `bytes` within `wait`.
     package func send(_ bytes: UnsafeRawBufferPointer, wait: HTTP1Wait) throws(HTTP1Error) {
         let (fd, channel) = try connected()
+        enter(.sending)
         let clock = HTTP1WaitClock(wait)
         defer { clock.end() }
         var sent = 0
@@ -170,6 +176,7 @@ package final class HTTP1Connection: Sendable {
             switch try channel.send(UnsafeRawBufferPointer(rebasing: bytes[sent...]), on: fd) {
             case .done(let count):
                 sent += count
+                sentTotal.add(count, ordering: .relaxed)
                 try clock.progress(count)
             case .wait(let event):
                 try self.wait(for: event, on: fd, clock: clock)

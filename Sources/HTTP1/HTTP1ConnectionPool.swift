@@ -79,16 +79,17 @@ extension HTTP1ConnectionPool {
     ) throws(HTTP1RequestFailure) -> Answer {
         var retriedStale = false
         while true {
-            if cancellation.isCancelled { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
+            if cancellation.isCancelled { throw HTTP1RequestFailure(error: .cancelled, progress: nil) }
             // After a stale connection, a new one: another kept one may be as stale.
             let reused = policy.takesIdle && !retriedStale ? take(endpoint, trust: trust) : nil
             let connection = reused ?? HTTP1Connection()
             guard cancellation.watch(connection) else {
                 // Cancelled already: a connection taken from the pool is closed, not leaked.
                 connection.close()
-                throw HTTP1RequestFailure(error: .cancelled, connecting: false)
+                throw HTTP1RequestFailure(error: .cancelled, progress: nil)
             }
             let receivedBefore = connection.bytesReceived
+            let sentBefore = connection.bytesSent
             do {
                 if reused == nil {
                     try connection.connect(to: endpoint, trust: trust, wait: .after(connectTimeout))
@@ -102,23 +103,22 @@ extension HTTP1ConnectionPool {
             } catch {
                 cancellation.unwatch(connection)
                 connection.close()
-                if cancellation.isCancelled || error == .cancelled { throw HTTP1RequestFailure(error: .cancelled, connecting: false) }
+                if cancellation.isCancelled || error == .cancelled { throw HTTP1RequestFailure(error: .cancelled, progress: nil) }
                 if reused != nil, policy.resendsAfterStale, !retriedStale, connection.failedAsStale(error, receivedBefore: receivedBefore) {
                     retriedStale = true
                     continue
                 }
-                throw HTTP1RequestFailure(error: error, connecting: reused == nil)
+                throw HTTP1RequestFailure(error: error, progress: connection.progress(sentSince: sentBefore))
             }
         }
     }
 }
 
 /// Why ``HTTP1ConnectionPool/run(to:trust:connectTimeout:policy:cancellation:exchange:)`` gave
-/// no answer: the error, and whether it came on a new connection (a time-out may then have
-/// been the connect's, as messages say).
+/// no answer: the error, and how far the exchange got (for a time-out's message).
 package struct HTTP1RequestFailure: Error, Sendable {
     /// The connection's error.
     package var error: HTTP1Error
-    /// Whether the request was on a connection made for it.
-    package var connecting: Bool
+    /// Where the exchange was when it failed; `nil` when it never began (cancelled).
+    package var progress: HTTP1Progress?
 }

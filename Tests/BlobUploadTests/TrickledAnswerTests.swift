@@ -19,8 +19,9 @@ import Testing
             credentials: S3Credentials(accessKeyID: "AKID", secretAccessKey: "secret"), timeout: 1))
     }
 
-    /// Expects `error` to be the time-out of a request (not a close after the trickle).
-    static func expectTimeout(_ error: (any Error)?, sourceLocation: SourceLocation = #_sourceLocation) {
+    /// Expects `error` to be the time-out of a request (not a close after the trickle), naming
+    /// what it interrupted (`activity`, as "timed out …" goes on).
+    static func expectTimeout(_ error: (any Error)?, activity: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let upload: BlobUploadError?
         switch error {
         case let error as S3Error:
@@ -35,17 +36,19 @@ import Testing
             Issue.record("expected a time-out, got \(String(describing: error))", sourceLocation: sourceLocation)
             return
         }
-        #expect(reason.contains("timed out"), "\(reason)", sourceLocation: sourceLocation)
+        #expect(reason.contains("timed out " + activity), "\(reason)", sourceLocation: sourceLocation)
     }
 
     /// An S3 upload of one attempt to `server` ends in a time-out before the trickle is over.
-    static func expectOneAttemptTimesOut(_ server: ScriptedHTTPServer, sourceLocation: SourceLocation = #_sourceLocation) async {
+    static func expectOneAttemptTimesOut(
+        _ server: ScriptedHTTPServer, activity: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
         var options = S3ErrorTests.multipart
         options.maxAttempts = 1
         let error = await #expect(throws: S3Error.self, sourceLocation: sourceLocation) {
             _ = try await Self.client(server).upload(S3ErrorTests.source(), key: "k", options: options)
         }
-        Self.expectTimeout(error)
+        Self.expectTimeout(error, activity: activity, sourceLocation: sourceLocation)
         #expect(server.pacedBytes < 25, "the client waited for the whole trickle", sourceLocation: sourceLocation)
     }
 
@@ -56,14 +59,14 @@ import Testing
         let server = try ScriptedHTTPServer(
             connections: [[S3ErrorTests.created], [answer]], pacing: .init(connection: 1, after: head.utf8.count))
         defer { server.stop() }
-        await Self.expectOneAttemptTimesOut(server)
+        await Self.expectOneAttemptTimesOut(server, activity: "reading the answer")
     }
 
     /// A response head sent one byte at a time is bounded the same way.
     @Test func anS3AnswerHeadTrickledTimesOut() async throws {
         let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created]], pacing: .init(connection: 0, after: 0))
         defer { server.stop() }
-        await Self.expectOneAttemptTimesOut(server)
+        await Self.expectOneAttemptTimesOut(server, activity: "waiting for the answer, after sending the whole request (")
     }
 
     /// A tus reply trickled after its status line times out within the client's time-out.
@@ -74,7 +77,7 @@ import Testing
         configuration.timeoutIntervalForRequest = 1
         let client = TusClient(endpoint: ScriptedTus.endpoint(server), configuration: configuration)
         let error = await #expect(throws: BlobUploadError.self) { _ = try await client.discover() }
-        Self.expectTimeout(error)
+        Self.expectTimeout(error, activity: "waiting for the answer, after sending the whole request (")
         #expect(server.pacedBytes < 25, "the client waited for the whole trickle")
     }
 }

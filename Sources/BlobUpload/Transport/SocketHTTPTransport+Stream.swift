@@ -77,7 +77,7 @@ extension SocketHTTPTransport {
         do {
             try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
         } catch {
-            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: true))
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress()))
         }
         do throws(BodyStop) {
             try sendRequest(head.serialized(), body: stream, length: length, on: connection, wait: sending, call: call)
@@ -94,14 +94,14 @@ extension SocketHTTPTransport {
             if case .answeredEarly(let sent) = error {
                 return .failure(.bodyIncomplete(method: method, url: url.absoluteString, bytesSent: sent, expectedLength: expectedLength))
             }
-            return .failure(error.error(method: method, url: url))
+            return .failure(error.error(method: method, url: url, progress: connection.progress()))
         }
         do {
             // The whole answer within the time-out: a trickle cannot stretch it.
             let answer = try connection.readAnswer(method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody)
             return reply(to: answer, method: method, url: url)
         } catch {
-            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, connecting: false))
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress()))
         }
     }
 
@@ -208,10 +208,10 @@ private enum BodyStop: Error {
         }
     }
 
-    func error(method: String, url: URL) -> BlobUploadError {
+    func error(method: String, url: URL, progress: HTTP1Progress? = nil) -> BlobUploadError {
         switch self {
         case .transfer(let error):
-            SocketHTTPTransport.uploadError(error, in: .http(method: method), method: method, url: url, connecting: false)
+            SocketHTTPTransport.uploadError(error, in: .http(method: method), method: method, url: url, progress: progress)
         case .streamFailed(let sent):
             // The uploader reports the stream's own error instead when it has one.
             .source(.sourceFailed(

@@ -128,7 +128,7 @@ final class SocketHTTPTransport: Sendable {
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // This path carries tus requests only (the streamed PUT has its own).
-            return .failure(Self.uploadError(error.error, in: .tus(method: method), method: method, url: url, connecting: error.connecting))
+            return .failure(Self.uploadError(error.error, in: .tus(method: method), method: method, url: url, progress: error.progress))
         }
     }
 
@@ -161,10 +161,9 @@ final class SocketHTTPTransport: Sendable {
 
     /// The upload error for `error`, naming the method and URL, and for a broken answer the
     /// protocol and operation of the request (`operation`), so it never names another
-    /// protocol; `connecting` says whether the failure may have been the connect (for its
-    /// timeout's text).
+    /// protocol; `progress` says what a time-out interrupted.
     static func uploadError(
-        _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, connecting: Bool
+        _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, progress: HTTP1Progress?
     ) -> BlobUploadError {
         let code: URLError.Code
         let reason: String
@@ -174,7 +173,7 @@ final class SocketHTTPTransport: Sendable {
         case .protocolViolation(let violation):
             return .protocolViolation(operation: operation, url: url.absoluteString, reason: violation)
         case .timedOut:
-            (reason, code) = ("\(connecting ? "connect or " : "")send or receive: timed out", .timedOut)
+            (reason, code) = (progress.map { "timed out \($0.activity)" } ?? "timed out", .timedOut)
         case .tooSlow:
             (reason, code) = ("send: \(error.reason)", .timedOut)
         case .network(let text, .unresolved):
