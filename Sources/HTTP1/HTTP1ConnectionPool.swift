@@ -1,3 +1,4 @@
+import Dispatch
 internal import SystemCalls
 
 /// Kept-alive connections, per endpoint (host, port, TLS) and trust, waiting for their next
@@ -13,36 +14,80 @@ package final class HTTP1ConnectionPool: Sendable {
         var trust: TLSConfiguration
     }
 
-    private let idle = LockedValue<[Key: [HTTP1Connection]]>([:])
-    private let limit: Int
+    private struct Idle {
+        var connection: HTTP1Connection
+        /// When it was put back, in uptime nanoseconds.
+        var since: UInt64
+    }
 
-    /// A pool keeping at most `limit` idle connections per endpoint.
-    package init(limit: Int) {
+    private let idle = LockedValue<[Key: [Idle]]>([:])
+    private let limit: Int
+    private let totalLimit: Int
+    private let maxIdleNanoseconds: UInt64
+
+    /// A pool keeping at most `limit` idle connections per endpoint and `totalLimit` in all
+    /// (the least recently used go first), each for at most `maxIdleSeconds`: a process that
+    /// reads from many hosts keeps a bounded number of descriptors, and a connection that a
+    /// server, load balancer or NAT has long forgotten is not tried (60 s by default; nginx
+    /// keeps an idle connection 75 s).
+    package init(limit: Int, totalLimit: Int = 32, maxIdleSeconds: Double = 60) {
         self.limit = max(1, limit)
+        self.totalLimit = max(self.limit, totalLimit)
+        maxIdleNanoseconds = UInt64(max(0, maxIdleSeconds) * 1e9)
     }
 
     /// An idle connection to `endpoint`, made trusting `trust`, that can carry a request, if
-    /// there is one.
+    /// there is one: the one put back last.
     package func take(_ endpoint: HTTP1Endpoint, trust: TLSConfiguration) -> HTTP1Connection? {
         let key = Key(endpoint: endpoint, trust: trust)
         return idle.withLock { idle in
-            while let connection = idle[key]?.popLast() {
-                if connection.isReusable { return connection }
+            dropExpired(&idle)
+            while let kept = idle[key]?.popLast() {
+                if idle[key]?.isEmpty == true { idle[key] = nil }
+                if kept.connection.isReusable { return kept.connection }
+                kept.connection.close()
             }
             return nil
         }
     }
 
     /// Keeps `connection` for `endpoint` and the `trust` it was made with, unless it was
-    /// cancelled or the pool is full.
+    /// cancelled or the endpoint has `limit` already (it is closed then); the least recently
+    /// used idle connection of any endpoint makes room when the pool holds `totalLimit`.
     package func put(_ connection: HTTP1Connection, for endpoint: HTTP1Endpoint, trust: TLSConfiguration) {
         guard !connection.isCancelled else { return }
         let key = Key(endpoint: endpoint, trust: trust)
         idle.withLock { idle in
-            guard idle[key, default: []].count < limit else { return }
-            idle[key, default: []].append(connection)
+            dropExpired(&idle)
+            guard idle[key, default: []].count < limit else {
+                connection.close()
+                return
+            }
+            idle[key, default: []].append(Idle(connection: connection, since: DispatchTime.now().uptimeNanoseconds))
+            while idle.values.reduce(0, { $0 + $1.count }) > totalLimit, let oldest = Self.oldest(in: idle) {
+                idle[oldest]?.removeFirst().connection.close()
+                if idle[oldest]?.isEmpty == true { idle[oldest] = nil }
+            }
         }
     }
+
+    /// Closes and forgets the connections idle longer than the pool keeps them.
+    private func dropExpired(_ idle: inout [Key: [Idle]]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        for (key, kept) in idle where kept.contains(where: { now - $0.since > maxIdleNanoseconds }) {
+            let (expired, fresh) = (kept.filter { now - $0.since > maxIdleNanoseconds }, kept.filter { now - $0.since <= maxIdleNanoseconds })
+            expired.forEach { $0.connection.close() }
+            idle[key] = fresh.isEmpty ? nil : fresh
+        }
+    }
+
+    /// The endpoint whose first (longest idle) connection is the oldest.
+    private static func oldest(in idle: [Key: [Idle]]) -> Key? {
+        idle.filter { !$0.value.isEmpty }.min { $0.value[0].since < $1.value[0].since }?.key
+    }
+
+    /// The idle connections it holds, for tests.
+    package var idleCount: Int { idle.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 }
 
 /// When a request may go out on a kept-alive connection, and be sent again.
@@ -68,10 +113,9 @@ extension HTTP1ConnectionPool {
     /// `cancellation` watching it; pools it again when the answer leaves it reusable; and sends
     /// the request once more on a new connection when a kept-alive one went stale, as `policy`
     /// allows. A failed connection is closed at once.
-    /// - Returns: The answer, and whether it came on a new connection (a failure's time-out
-    ///   may then have been the connect's).
+    /// - Returns: The answer.
     /// - Throws: What `exchange` or the connect threw (``HTTP1Error/cancelled`` once
-    ///   `cancellation` is), with whether the connection was new.
+    ///   `cancellation` is), with how far the exchange got (``HTTP1Progress``).
     package func run<Answer>(
         to endpoint: HTTP1Endpoint, trust: TLSConfiguration, connectTimeout: Double, policy: HTTP1ReusePolicy,
         cancellation: HTTP1Cancellation,
