@@ -68,10 +68,12 @@ extension HTTP1Connection {
     /// endless body then cannot keep the reader busy). `wait` bounds the whole answer: a
     /// deadline (``HTTP1Wait/until(_:)``) is the one a peer answering one byte at a time
     /// cannot stretch.
+    /// `received`: bytes of the answer already taken from the connection
+    /// (``answerBegan(carrying:wait:)``).
     package func readAnswer(
-        method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
+        method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false, after received: [UInt8] = []
     ) throws(HTTP1Error) -> HTTP1Answer {
-        var buffer: [UInt8] = []
+        var buffer = received
         let head = try readResponseHead(wait: wait, buffer: &buffer)
         var decoder = try HTTPBodyDecoder(for: head, method: method)
         var body: [UInt8] = []
@@ -126,7 +128,7 @@ extension HTTP1Connection {
     }
 
     /// The index of the CRLFCRLF that ends a head, searching `bytes` from `start`.
-    private static func endOfHead(in bytes: [UInt8], from start: Int) -> Int? {
+    static func endOfHead(in bytes: [UInt8], from start: Int) -> Int? {
         guard bytes.count >= 4, start <= bytes.count - 4 else { return nil }
         for index in start...(bytes.count - 4)
         where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {

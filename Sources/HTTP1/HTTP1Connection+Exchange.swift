@@ -60,9 +60,10 @@ extension HTTP1Connection {
     /// up), never reusable; `nil` for none, or for a success, which cannot confirm a body the
     /// server had not seen the end of. Every sender that stops early asks it.
     package func earlyRefusal(
-        method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false
+        method: String, wait: HTTP1Wait, keepingAtMost limit: Int, failingPastLimit: Bool = false, after received: [UInt8] = []
     ) -> HTTP1Answer? {
-        guard var answer = try? readAnswer(method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit),
+        guard var answer = try? readAnswer(
+                method: method, wait: wait, keepingAtMost: limit, failingPastLimit: failingPastLimit, after: received),
               answer.head.statusCode >= 300 else { return nil }
         answer.reusable = false
         return answer

@@ -79,26 +79,36 @@ extension SocketHTTPTransport {
         } catch {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress()))
         }
+        // Bytes of the answer read while the body went out (``HTTP1Connection/answerBegan(carrying:wait:)``).
+        var received: [UInt8] = []
         do throws(BodyStop) {
-            try sendRequest(head.serialized(), body: stream, length: length, on: connection, wait: sending, call: call)
+            try sendRequest(head.serialized(), body: stream, length: length, on: connection, wait: sending, call: call, received: &received)
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // A server may answer before it read the whole body (413, 401) and close the
             // connection, which breaks the send: its answer says more than the broken pipe.
             if error.mayHaveAnswer,
-               let refusal = connection.earlyRefusal(method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody) {
+               let refusal = connection.earlyRefusal(
+                   method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody, after: received) {
                 return reply(to: refusal, method: method, url: url)
             }
             // An answer began before the last chunk, and it is no refusal: nothing confirms the
             // body, whatever the stream has read.
             if case .answeredEarly(let sent) = error {
+                guard !received.isEmpty else {
+                    return .failure(.network(
+                        method: method, url: url.absoluteString,
+                        reason: "the server closed the connection after \(sent) bytes of the body, without an answer",
+                        code: URLError.Code.networkConnectionLost.rawValue))
+                }
                 return .failure(.bodyIncomplete(method: method, url: url.absoluteString, bytesSent: sent, expectedLength: expectedLength))
             }
             return .failure(error.error(method: method, url: url, progress: connection.progress()))
         }
         do {
             // The whole answer within the time-out: a trickle cannot stretch it.
-            let answer = try connection.readAnswer(method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody)
+            let answer = try connection.readAnswer(
+                method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody, after: received)
             return reply(to: answer, method: method, url: url)
         } catch {
             return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress()))
@@ -119,8 +129,16 @@ extension SocketHTTPTransport {
     /// cleanly at the expected length.
     private func sendRequest(
         _ head: [UInt8], body stream: InputStream, length expectedLength: Int64?, on connection: HTTP1Connection, wait: HTTP1Wait,
-        call: HTTP1Cancellation
+        call: HTTP1Cancellation, received: inout [UInt8]
     ) throws(BodyStop) {
+        /// Whether a final answer began (interim ones are dropped), its bytes kept in `received`.
+        func answered() throws(BodyStop) -> Bool {
+            do {
+                return try connection.answerBegan(carrying: &received, wait: .after(timeout))
+            } catch {
+                throw .transfer(error)
+            }
+        }
         let buffer = HTTPChunkBuffer(capacity: Self.streamChunkSize)
         let payload = buffer.payload
         if expectedLength == 0 {
@@ -143,7 +161,7 @@ extension SocketHTTPTransport {
         while true {
             // An answer before the whole body went out (a 201, a 413) ends the request: the
             // rest is not read, so the caller sees that the body was not sent to its end.
-            if sent > 0, connection.hasInput { throw .answeredEarly(sent: sent) }
+            if sent > 0, try answered() { throw .answeredEarly(sent: sent) }
             let count = stream.read(payload.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: payload.count)
             if call.isCancelled { throw .transfer(.cancelled) }
             if count < 0 || stream.streamStatus == .error { throw .streamFailed(sent: sent) }
@@ -173,7 +191,7 @@ extension SocketHTTPTransport {
         if let expectedLength, sent != expectedLength { throw .length(sent: sent, expected: expectedLength) }
         // An answer that came while the stream was read to its end came before the end of the
         // body: the same early answer as one seen between two chunks.
-        if connection.hasInput { throw .answeredEarly(sent: sent) }
+        if try answered() { throw .answeredEarly(sent: sent) }
         do {
             if let lastByte {
                 payload[0] = lastByte
@@ -195,7 +213,8 @@ private enum BodyStop: Error {
     case streamFailed(sent: Int64)
     /// The stream yielded another length than expected.
     case length(sent: Int64, expected: Int64)
-    /// The server began to answer (or closed) before the whole body was sent.
+    /// The server began to answer (or closed: no answer bytes were received) before the whole
+    /// body was sent.
     case answeredEarly(sent: Int64)
     /// The stream's read gave no bytes although it is not at its end (it says it has bytes).
     case noEnd(sent: Int64, status: Stream.Status)
