@@ -25,10 +25,11 @@ package final class HTTP1Cancellation: Sendable {
         }
     }
 
-    /// Records `connection` as in use; `false` (and it is cancelled) when already cancelled.
+    /// Records `connection` as in use; `false` (and it is cancelled, not recorded) when already
+    /// cancelled.
     package func watch(_ connection: HTTP1Connection) -> Bool {
         let cancelled = state.withLock { state in
-            state.connections[ObjectIdentifier(connection)] = connection
+            if !state.cancelled { state.connections[ObjectIdentifier(connection)] = connection }
             return state.cancelled
         }
         if cancelled { connection.cancel() }
