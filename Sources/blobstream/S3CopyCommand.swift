@@ -108,7 +108,7 @@ enum S3CopyCommand: Command {
         options.journal = try JournalOption.journal(arguments, readOnce: (try? InputArgument(sourceName))?.isPipe == true, console: console)
         options.continuesJournaledUpload = JournalOption.continues(arguments)
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
-        let reporter = S3CopyReporter(console: console, label: sourceName, resuming: resume)
+        let reporter = S3CopyReporter(console: console, label: sourceName, target: "s3://\(bucket)/\(key)", resuming: resume)
         let settings = options
         let outcome = UploadSupport.run { () async throws(S3Error) -> S3UploadResult in
             try await client.upload(source, key: key, options: settings, resuming: resume) { reporter.handle($0) }
@@ -178,14 +178,17 @@ private final class S3CopyReporter: @unchecked Sendable {
     private let lock = NSLock()
     private let console: Console
     private let label: String
+    /// `s3://bucket/key`.
+    private let target: String
     private let bar: ProgressBar?
     private var id: String?
     private var confirmed: Int64 = 0
     private var sent: Int64 = 0
 
-    init(console: Console, label: String, resuming: String?) {
+    init(console: Console, label: String, target: String, resuming: String?) {
         self.console = console
         self.label = label
+        self.target = target
         bar = console.standardErrorIsTerminal ? ProgressBar(console: console, label: label) : nil
         if let resuming {
             id = resuming
@@ -220,6 +223,9 @@ private final class S3CopyReporter: @unchecked Sendable {
                     console.output(uploadID + "\n")
                 }
                 console.error(JournalOption.message(notice, subject: label))
+            case .createdAgain(_, let others):
+                bar?.finish()
+                console.error(S3Support.createdAgainWarning(others: others, target: target))
             case .resumed, .partUploaded:
                 break
             }

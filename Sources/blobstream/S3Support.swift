@@ -86,4 +86,18 @@ enum S3Support {
     private static func name(_ failure: BlobUploadError) -> String? {
         S3Error.isRequestFailure(failure) ? "S3" : nil
     }
+
+    /// The warning after `CreateMultipartUpload` was sent again (``S3UploadEvent/createdAgain(uploadID:otherUploads:)``):
+    /// the key's other unfinished uploads of `target` (`s3://bucket/key`), and how to abort one.
+    static func createdAgainWarning(others: [S3UnfinishedUpload]?, target: String) -> String {
+        let start = "\(target): CreateMultipartUpload was sent again after a failure that may have reached the server, "
+            + "so an earlier attempt may have left an upload that nothing will complete (S3 keeps it until it is aborted)"
+        guard let others else {
+            return start + "; its unfinished uploads could not be listed: see 's3 ls-uploads \(target)'"
+        }
+        guard !others.isEmpty else { return start + "; the key has no other unfinished upload" }
+        let listed = others.map { "\($0.uploadID) (started \(timestamp($0.initiated)))" }.joined(separator: ", ")
+        return start + "; the key's other unfinished uploads: \(listed); abort one that is no other writer's with "
+            + "'s3 abort \(target) UPLOAD_ID'"
+    }
 }

@@ -36,34 +36,41 @@ extension S3Client {
         let cancellation = S3Cancellation()
         return try await Self.blocking(cancellation) { [wire] () throws(S3Error) -> [S3UnfinishedUpload] in
             let retry = S3Retry(options: S3UploadOptions(), bucket: wire.bucket, cancellation: cancellation, events: S3EventSink { _ in })
-            var uploads: [S3UnfinishedUpload] = []
-            var marker: (key: String, uploadID: String)?
-            while true {
-                var query = [("uploads", ""), ("max-uploads", String(pageSize))]
-                if !prefix.isEmpty { query.append(("prefix", prefix)) }
-                if let marker { query += [("key-marker", marker.key), ("upload-id-marker", marker.uploadID)] }
-                let call = S3Call(operation: "ListMultipartUploads", method: "GET", key: "", query: query)
-                let page = try retry.run(key: prefix, uploadID: nil, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
-                    let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
-                    guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
-                    guard let root = S3XMLElement.parse(answer.body), root.name == "ListMultipartUploadsResult" else {
-                        throw .protocolViolation(
-                            bucket: wire.bucket, key: prefix, operation: call.operation, reason: "the answer is no ListMultipartUploadsResult")
-                    }
-                    return root
-                }
-                for element in page.all("Upload") {
-                    uploads.append(try Self.unfinishedUpload(element, bucket: wire.bucket, operation: call.operation))
-                }
-                guard page.value("IsTruncated") == "true" else { return uploads }
-                guard let key = page.value("NextKeyMarker"), let id = page.value("NextUploadIdMarker"),
-                      !key.isEmpty, marker.map({ $0 != (key, id) }) ?? true else {
+            return try Self.unfinishedUploads(prefix: prefix, pageSize: pageSize, wire: wire, retry: retry, cancellation: cancellation)
+        }
+    }
+
+    /// ``listUnfinishedUploads(prefix:pageSize:)`` on the calling thread, with `retry`.
+    static func unfinishedUploads(
+        prefix: String, pageSize: Int, wire: S3Wire, retry: S3Retry, cancellation: S3Cancellation
+    ) throws(S3Error) -> [S3UnfinishedUpload] {
+        var uploads: [S3UnfinishedUpload] = []
+        var marker: (key: String, uploadID: String)?
+        while true {
+            var query = [("uploads", ""), ("max-uploads", String(pageSize))]
+            if !prefix.isEmpty { query.append(("prefix", prefix)) }
+            if let marker { query += [("key-marker", marker.key), ("upload-id-marker", marker.uploadID)] }
+            let call = S3Call(operation: "ListMultipartUploads", method: "GET", key: "", query: query)
+            let page = try retry.run(key: prefix, uploadID: nil, partNumber: nil) { () throws(S3Error) -> S3XMLElement in
+                let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
+                guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
+                guard let root = S3XMLElement.parse(answer.body), root.name == "ListMultipartUploadsResult" else {
                     throw .protocolViolation(
-                        bucket: wire.bucket, key: prefix, operation: call.operation,
-                        reason: "a truncated page names no next page, or the same one again")
+                        bucket: wire.bucket, key: prefix, operation: call.operation, reason: "the answer is no ListMultipartUploadsResult")
                 }
-                marker = (key, id)
+                return root
             }
+            for element in page.all("Upload") {
+                uploads.append(try Self.unfinishedUpload(element, bucket: wire.bucket, operation: call.operation))
+            }
+            guard page.value("IsTruncated") == "true" else { return uploads }
+            guard let key = page.value("NextKeyMarker"), let id = page.value("NextUploadIdMarker"),
+                  !key.isEmpty, marker.map({ $0 != (key, id) }) ?? true else {
+                throw .protocolViolation(
+                    bucket: wire.bucket, key: prefix, operation: call.operation,
+                    reason: "a truncated page names no next page, or the same one again")
+            }
+            marker = (key, id)
         }
     }
 

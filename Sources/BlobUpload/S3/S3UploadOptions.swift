@@ -101,6 +101,13 @@ public enum S3UploadEvent: Sendable, Hashable {
     case partUploaded(partNumber: Int, bytes: Int)
     /// What the ``S3UploadOptions/journal`` did.
     case journal(UploadJournalNotice)
+    /// `CreateMultipartUpload` was sent again after a failure that may have reached the server
+    /// (a connection that broke, or an answer that did not come): an earlier attempt may have
+    /// made an upload that nothing will complete, which S3 keeps, and bills, until it is
+    /// aborted. `otherUploads` are the key's unfinished uploads other than `uploadID` (`nil`
+    /// when they could not be listed); abort those that are no other writer's
+    /// (``S3Client/abortUpload(key:uploadID:)``, `blobstream s3 abort`).
+    case createdAgain(uploadID: String, otherUploads: [S3UnfinishedUpload]?)
 }
 
 /// What a finished upload created.

@@ -59,8 +59,10 @@ struct S3UploadRun {
                         + "at least \(partSize) bytes")
             }
         } else {
-            uploadID = try create()
+            let (created, attempts) = try create()
+            uploadID = created
             events.send(.created(uploadID: uploadID))
+            if attempts > 1 { reportOtherUploads(than: uploadID) }
         }
         journal?.start(.s3(upload: UploadJournalS3Upload(
             uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm,
@@ -171,14 +173,17 @@ struct S3UploadRun {
                               uploadID: nil, length: length, partCount: 1, partsSent: 1)
     }
 
-    private func create() throws(S3Error) -> String {
+    /// Makes the multipart upload; returns its id and how many attempts it took.
+    private func create() throws(S3Error) -> (uploadID: String, attempts: Int) {
         var fields = [("Content-Type", options.contentType)]
         if options.sendsChecksums { fields.append(("x-amz-checksum-algorithm", options.checksum.s3Name)) }
         if options.isFullObject { fields.append(("x-amz-checksum-type", "FULL_OBJECT")) }
         let call = S3Call(operation: "CreateMultipartUpload", method: "POST", key: key, query: [("uploads", "")],
                           fields: fields, createsResource: true)
+        var attempts = 0
         // A refused first connection is a server that is not there: no point in waiting.
-        return try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
+        let uploadID = try retry.run(key: key, uploadID: nil, partNumber: nil, retryingRefused: false) { () throws(S3Error) -> String in
+            attempts += 1
             let answer = try wire.send(call, body: nil, payloadHash: SigV4Signer.emptyPayload, cancellation: cancellation)
             guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
             guard let root = S3XMLElement.parse(answer.body), root.name == "InitiateMultipartUploadResult",
@@ -187,6 +192,15 @@ struct S3UploadRun {
             }
             return uploadID
         }
+        return (uploadID, attempts)
+    }
+
+    /// After a create that was sent more than once: tells of the key's other unfinished
+    /// uploads, one of which an earlier attempt may have made (``S3UploadEvent/createdAgain(uploadID:otherUploads:)``).
+    /// Not aborted here: one may be another writer's upload of the same key.
+    private func reportOtherUploads(than uploadID: String) {
+        let others = try? S3Client.unfinishedUploads(prefix: key, pageSize: 1000, wire: wire, retry: retry, cancellation: cancellation)
+        events.send(.createdAgain(uploadID: uploadID, otherUploads: others?.filter { $0.key == key && $0.uploadID != uploadID }))
     }
 
     /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`, and the
