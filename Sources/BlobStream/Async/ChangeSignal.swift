@@ -17,7 +17,9 @@ final class ChangeSignal: @unchecked Sendable {
     }
 
     /// Records a change and resumes the waiting task, if any. Cheap and lock-free towards the
-    /// stream, so it may run with the stream's lock held.
+    /// stream, so it may run with the stream's lock held; resuming takes the task's status
+    /// lock, which is why a cancellation handler must never take the stream's lock (see
+    /// ``wait(isolation:onCancel:)``).
     func signal() {
         let resumed = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             signalled = true
@@ -28,8 +30,10 @@ final class ChangeSignal: @unchecked Sendable {
     }
 
     /// Returns at the first signal since the last ``reset()``, or when the task is cancelled,
-    /// after calling `onCancel` (which closes the stream, so its source stops at once rather
-    /// than when the task next runs).
+    /// after calling `onCancel` (which has the stream closed, so its source stops at once
+    /// rather than when the task next runs). `onCancel` runs with the task's status lock held:
+    /// it must not take the stream's lock itself, or it deadlocks against a ``signal()`` made
+    /// under that lock.
     func wait(isolation: isolated (any Actor)? = #isolation, onCancel: @escaping @Sendable () -> Void) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation(isolation: isolation) { (continuation: CheckedContinuation<Void, Never>) in

@@ -37,8 +37,12 @@ extension BlobInputStream {
             let count = readAsynchronously(into: buffer)
             if count >= 0 { return count }
             let error = blobError
-            guard streamStatus == .opening || error?.isWouldBlock == true else { throw error ?? .closed }
-            return nil
+            if error?.isWouldBlock == true { return nil }
+            let status = streamStatus
+            if status == .opening { return nil }
+            // The read looked while the stream was opening; the open completed since: again.
+            if error == .notOpen, status == .open || status == .reading { return nil }
+            throw error ?? .closed
         }
     }
 
@@ -68,7 +72,7 @@ extension BlobInputStream {
                 continue
             }
             nonisolated(unsafe) let stream = self
-            await signal.wait(isolation: isolation) { stream.close() }
+            await signal.wait(isolation: isolation) { Self.closeOffTheTaskLock(stream) }
         }
     }
 
@@ -87,10 +91,18 @@ extension BlobInputStream {
                 }
             }
         } onCancel: {
-            stream.close()
+            Self.closeOffTheTaskLock(stream)
         }
         if count >= 0 { return count }
         throw Task.isCancelled ? cancel() : blobError ?? .closed
+    }
+
+    /// Closes `stream` from a task's cancellation handler, on another thread: the handler runs
+    /// with the task's status lock held, and the close takes the stream's lock, which a thread
+    /// posting an event holds while it resumes the task (which takes the status lock).
+    private static func closeOffTheTaskLock(_ stream: BlobInputStream) {
+        nonisolated(unsafe) let stream = stream
+        DispatchQueue.global().async { stream.close() }
     }
 
     /// Closes the stream because the task was cancelled; returns the error to throw.
