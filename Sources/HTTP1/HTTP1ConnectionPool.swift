@@ -28,9 +28,10 @@ package final class HTTP1ConnectionPool: Sendable {
     /// A pool keeping at most `limit` idle connections per endpoint and `totalLimit` in all
     /// (the least recently used go first), each for at most `maxIdleSeconds`: a process that
     /// reads from many hosts keeps a bounded number of descriptors, and a connection that a
-    /// server, load balancer or NAT has long forgotten is not tried (60 s by default; nginx
-    /// keeps an idle connection 75 s).
-    package init(limit: Int, totalLimit: Int = 32, maxIdleSeconds: Double = 60) {
+    /// server, load balancer or NAT has long forgotten is not tried (120 s by default, as curl's
+    /// 118 s; a server that closed one earlier, as nginx does after 75 s, is seen by
+    /// ``HTTP1Connection/isReusable``).
+    package init(limit: Int, totalLimit: Int = 32, maxIdleSeconds: Double = 120) {
         self.limit = max(1, limit)
         self.totalLimit = max(self.limit, totalLimit)
         maxIdleNanoseconds = UInt64(max(0, maxIdleSeconds) * 1e9)
