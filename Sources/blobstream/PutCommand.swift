@@ -1,24 +1,29 @@
 import BlobStream
 import BlobUpload
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `blobstream put`: a streamed HTTP PUT of a file or URL.
 enum PutCommand: Command {
     static let words = ["put"]
     static let summary = "send a file or URL as the body of an HTTP PUT, streamed"
-    static let valueOptions: Set<String> = Set(["--asset-library", TLSOption.name, RateLimitOption.name]).union(HeaderOption.names)
+    static let valueOptions: Set<String> = Set(["--asset-library", TLSOption.name, RateLimitOption.name, "--timeout"])
+        .union(HeaderOption.names)
     static let flagOptions: Set<String> = []
 
     static var help: String {
         """
-        usage: blobstream put [-H 'Name: value']... [--limit-rate RATE] <path-or-url> <url>
+        usage: blobstream put [-H 'Name: value']... [--limit-rate RATE] [--timeout SECONDS] <path-or-url> <url>
 
         Streams <path-or-url> (a file, a file:, asset: or http(s): URL, or - for standard input,
         a FIFO or a device) as the body of a PUT to <url>, an http:// or https:// URL, without
         temp files. A body of known length is sent with Content-Length (its last byte only once
         the source ended cleanly); standard input, a FIFO or a device with chunked transfer
-        coding. A redirect is refused, since it would re-send the body. Prints the status code
-        and the URL.
+        coding. A redirect is refused, since it would re-send the body; a 303 after the whole
+        body is the server's answer (it names where the result is). Prints the status code and
+        the URL.
 
         Options:
               --asset-library DIR  the asset library that asset:// URLs name
@@ -27,10 +32,13 @@ enum PutCommand: Command {
                                    a header field for the PUT (repeatable; e.g. 'Authorization: Bearer
                                    TOKEN', 'Content-Type: video/mp4'); sent to <url> only, not to the source
               --limit-rate RATE    send at most RATE bytes per second (curl's units: 100K, 1M, 2G)
+              --timeout SECONDS    the longest wait for the server: to connect, through a silence while
+                                   the body goes out, and for the whole answer once it is sent (default 30;
+                                   a server behind a proxy that stores the body first may need more)
           -h, --help               show this help
 
         A progress bar is drawn on standard error when it is a terminal. Exit status: 0 for a
-        2xx answer, 1 otherwise (the message says why), 130 (Ctrl-C) or 143 (SIGTERM) when
+        2xx answer (or that 303), 1 otherwise (the message says why), 130 (Ctrl-C) or 143 (SIGTERM) when
         interrupted, 64 for a wrong command line.
 
         """
@@ -42,6 +50,7 @@ enum PutCommand: Command {
         let target = try HTTPURLArgument.parse(arguments.positional[1], role: "the PUT target")
         let headers = try HeaderOption.fields(arguments, owner: .http)
         let rateLimit = try RateLimitOption.limit(arguments)
+        let configuration = try timeoutConfiguration(arguments)
         try AssetLibraryOption.register(arguments)
         let transport = try TLSOption.register(arguments, console: console)
         let input: InputArgument
@@ -60,7 +69,7 @@ enum PutCommand: Command {
         let body = StreamHandOff(stream)
         let bar = console.standardErrorIsTerminal ? LockedProgressBar(ProgressBar(console: console, label: sourceName)) : nil
         let outcome = UploadSupport.run { () async throws(BlobUploadError) -> HTTPUploadResponse in
-            try await StreamedUploader(transport: transport, rateLimit: rateLimit).upload(
+            try await StreamedUploader(configuration: configuration, transport: transport, rateLimit: rateLimit).upload(
                 body.take(), to: target, headers: headers, expectedLength: expectedLength
             ) { progress in
                 bar?.update(progress)
@@ -78,6 +87,20 @@ enum PutCommand: Command {
         case .failure(let error):
             throw .runtime(ErrorPresenter.message(error, subject: sourceName))
         }
+    }
+}
+
+extension PutCommand {
+    /// The session configuration for `--timeout SECONDS` (from 1 s to a day), or `nil` for the
+    /// uploader's own (30 s).
+    static func timeoutConfiguration(_ arguments: ParsedArguments) throws(CommandFailure) -> URLSessionConfiguration? {
+        guard let text = arguments.lastValue(of: "--timeout") else { return nil }
+        guard let seconds = Double(text), seconds.isFinite, (1...86_400).contains(seconds) else {
+            throw .usage("--timeout takes seconds from 1 to 86400, not '\(text)'")
+        }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = seconds
+        return configuration
     }
 }
 
