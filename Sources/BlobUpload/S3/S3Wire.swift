@@ -200,7 +200,7 @@ final class S3Wire: Sendable {
         } catch {
             if cancellation.isCancelled || error.error == .cancelled { throw .cancelled(uploadID: call.uploadID) }
             throw .transfer(SocketHTTPTransport.uploadError(
-                error.error, in: .s3(operation: call.operation), method: call.method, url: url, progress: error.progress))
+                error.error, in: .s3(operation: call.operation), method: call.method, url: url, progress: error.progress, limit: timeout))
         }
     }
 

@@ -60,7 +60,7 @@ extension SocketHTTPTransport {
         // Opened before the connection: a source that cannot open fails with nothing sent.
         let stream = body.stream
         stream.open()
-        if stream.streamStatus == .error { return .failure(BodyStop.streamFailed(sent: 0).error(method: method, url: url)) }
+        if stream.streamStatus == .error { return .failure(BodyStop.streamFailed(sent: 0).error(method: method, url: url, progress: nil, limit: timeout)) }
         var head = head
         // `nil`: chunked (see the type's discussion).
         let length = expectedLength ?? stream.knownRemainingLength
@@ -77,7 +77,7 @@ extension SocketHTTPTransport {
         do {
             try connection.connect(to: endpoint, trust: trust, wait: .after(timeout))
         } catch {
-            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress()))
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress(), limit: timeout))
         }
         // Bytes of the answer read while the body went out (``HTTP1Connection/answerBegan(carrying:wait:)``).
         var received: [UInt8] = []
@@ -103,7 +103,7 @@ extension SocketHTTPTransport {
                 }
                 return .failure(.bodyIncomplete(method: method, url: url.absoluteString, bytesSent: sent, expectedLength: expectedLength))
             }
-            return .failure(error.error(method: method, url: url, progress: connection.progress()))
+            return .failure(error.error(method: method, url: url, progress: connection.progress(), limit: timeout))
         }
         do {
             // The whole answer within the time-out: a trickle cannot stretch it.
@@ -111,7 +111,7 @@ extension SocketHTTPTransport {
                 method: method, wait: .after(timeout), keepingAtMost: HTTPReply.maxKeptBody, after: received)
             return reply(to: answer, method: method, url: url)
         } catch {
-            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress()))
+            return .failure(call.isCancelled ? .cancelled : Self.uploadError(error, in: .http(method: method), method: method, url: url, progress: connection.progress(), limit: timeout))
         }
     }
 
@@ -227,10 +227,10 @@ private enum BodyStop: Error {
         }
     }
 
-    func error(method: String, url: URL, progress: HTTP1Progress? = nil) -> BlobUploadError {
+    func error(method: String, url: URL, progress: HTTP1Progress?, limit: TimeInterval) -> BlobUploadError {
         switch self {
         case .transfer(let error):
-            SocketHTTPTransport.uploadError(error, in: .http(method: method), method: method, url: url, progress: progress)
+            SocketHTTPTransport.uploadError(error, in: .http(method: method), method: method, url: url, progress: progress, limit: limit)
         case .streamFailed(let sent):
             // The uploader reports the stream's own error instead when it has one.
             .source(.sourceFailed(

@@ -128,7 +128,7 @@ final class SocketHTTPTransport: Sendable {
         } catch {
             if call.isCancelled { return .failure(.cancelled) }
             // This path carries tus requests only (the streamed PUT has its own).
-            return .failure(Self.uploadError(error.error, in: .tus(method: method), method: method, url: url, progress: error.progress))
+            return .failure(Self.uploadError(error.error, in: .tus(method: method), method: method, url: url, progress: error.progress, limit: timeout))
         }
     }
 
@@ -161,9 +161,9 @@ final class SocketHTTPTransport: Sendable {
 
     /// The upload error for `error`, naming the method and URL, and for a broken answer the
     /// protocol and operation of the request (`operation`), so it never names another
-    /// protocol; `progress` says what a time-out interrupted.
+    /// protocol; `progress` says what a time-out interrupted, and `limit` (seconds) is its bound.
     static func uploadError(
-        _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, progress: HTTP1Progress?
+        _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, progress: HTTP1Progress?, limit: TimeInterval
     ) -> BlobUploadError {
         let code: URLError.Code
         let reason: String
@@ -173,7 +173,8 @@ final class SocketHTTPTransport: Sendable {
         case .protocolViolation(let violation):
             return .protocolViolation(operation: operation, url: url.absoluteString, reason: violation)
         case .timedOut:
-            (reason, code) = (progress.map { "timed out \($0.activity)" } ?? "timed out", .timedOut)
+            let seconds = limit == limit.rounded() ? String(Int(limit)) : String(format: "%.1f", limit)
+            (reason, code) = ((progress.map { "timed out \($0.activity)" } ?? "timed out") + "; the limit is \(seconds) s", .timedOut)
         case .tooSlow:
             (reason, code) = ("send: \(error.reason)", .timedOut)
         case .network(let text, .unresolved):
