@@ -129,16 +129,13 @@ final class SocketHTTPTransfer: HTTPTransfer {
         }
         // Connect, request and response head: one deadline.
         let requestWait = HTTP1Wait.after(requestTimeout)
-        var phase = "connecting to \(endpoint)"
         var stop: Stop?
         do throws(HTTP1RequestFailure) {
             try Self.idle.run(
                 to: endpoint, trust: trust, connectTimeout: requestTimeout, policy: Self.policy, cancellation: call
             ) { connection throws(HTTP1Error) in
                 // Failures of these two reach the loop as they are: it resends after a stale one.
-                phase = "sending the request"
                 try connection.send(head.serialized(), wait: requestWait)
-                phase = "waiting for the response"
                 var leftover: [UInt8] = []
                 let answer = try connection.readResponseHead(wait: requestWait, buffer: &leftover)
                 switch Result(catching: { () throws(Stop) in
@@ -152,7 +149,18 @@ final class SocketHTTPTransfer: HTTPTransfer {
             }
         } catch {
             if let stop { throw stop }
-            throw Self.stop(for: error.error, operation: phase, seconds: requestTimeout, minimumSpeed: minimumSpeed)
+            throw Self.stop(for: error.error, operation: Self.operation(at: error.progress, endpoint), seconds: requestTimeout,
+                            minimumSpeed: minimumSpeed)
+        }
+    }
+
+    /// What the request was doing when it failed, as a time-out's message names it.
+    private static func operation(at progress: HTTP1Progress?, _ endpoint: HTTP1Endpoint) -> String {
+        switch progress?.stage {
+        case nil, .connecting?: "connecting to \(endpoint)"
+        case .handshaking?: "the TLS handshake with \(endpoint)"
+        case .sending?: "sending the request"
+        case .awaitingAnswer?, .readingAnswer?: "waiting for the response"
         }
     }
 
