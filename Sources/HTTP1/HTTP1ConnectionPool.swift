@@ -75,10 +75,12 @@ package final class HTTP1ConnectionPool: Sendable {
     /// Closes and forgets the connections idle longer than the pool keeps them.
     private func dropExpired(_ idle: inout [Key: [Idle]]) {
         let now = DispatchTime.now().uptimeNanoseconds
-        for (key, kept) in idle where kept.contains(where: { now - $0.since > maxIdleNanoseconds }) {
-            let (expired, fresh) = (kept.filter { now - $0.since > maxIdleNanoseconds }, kept.filter { now - $0.since <= maxIdleNanoseconds })
-            expired.forEach { $0.connection.close() }
-            idle[key] = fresh.isEmpty ? nil : fresh
+        for (key, kept) in idle {
+            // Put back in order: the expired ones lead.
+            let fresh = kept.firstIndex { now - $0.since <= maxIdleNanoseconds } ?? kept.endIndex
+            guard fresh > 0 else { continue }
+            kept[..<fresh].forEach { $0.connection.close() }
+            idle[key] = fresh == kept.endIndex ? nil : Array(kept[fresh...])
         }
     }
 
