@@ -48,9 +48,14 @@ public enum BlobUploadError: Error, Sendable, Hashable {
     /// data: at least `length`, and nothing past `maxSize` was sent).
     case tooLarge(endpoint: String, length: Int64, maxSize: Int64)
     /// The server's answer to the request `operation` (which names its protocol: tus, S3, or
-    /// plain HTTP for the streamed PUT) at `url` breaks that protocol, or HTTP/1.1 under it, in
-    /// a way the client cannot work around; or it is refused (an S3 redirect to another object).
+    /// plain HTTP for the streamed PUT) at `url` breaks that protocol in a way the client
+    /// cannot work around; or it is refused (an S3 redirect to another object).
     case protocolViolation(operation: UploadOperation, url: String, reason: String)
+    /// The answer to the request `operation` at `url` is no valid HTTP/1.1, whatever protocol
+    /// rides on it: a malformed status line or header field, framing that cannot be used (two
+    /// `Content-Length`s that differ), a malformed chunk. The server, or a proxy in front of
+    /// it, is broken; asking again will not help.
+    case malformedAnswer(operation: UploadOperation, url: String, reason: String)
     /// `method url` was answered with `statusCode` and without the `Tus-Resumable` header
     /// that the tus protocol puts on every answer: no tus server is there (a web server, a
     /// wrong path). Thrown for a creation `POST` answered with success, or with an error after
@@ -131,6 +136,8 @@ extension BlobUploadError: CustomStringConvertible {
             return "\(endpoint): the upload has \(length) bytes but the server accepts at most \(maxSize) (Tus-Max-Size)"
         case .protocolViolation(let operation, let url, let reason):
             return "\(operation) \(url): the server broke the \(operation.protocolName) protocol: \(reason)"
+        case .malformedAnswer(let operation, let url, let reason):
+            return "\(operation) \(url): the answer is no valid HTTP/1.1: \(reason); the server, or a proxy in front of it, is broken"
         case .notTusServer(let method, let url, let status):
             let reason = HTTPURLResponse.localizedString(forStatusCode: status)
             let what = method == "POST" ? ("a tus server", "the tus creation URL") : ("a tus upload", "the URL of a tus upload")

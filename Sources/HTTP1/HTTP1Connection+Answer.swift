@@ -63,8 +63,8 @@ extension HTTP1Connection {
 
     /// Reads a whole answer to a request with `method`: its head, then its body, of which the
     /// first `limit` bytes are kept (an answer with a larger body is still read to its end, so
-    /// the connection can be used again — or, when `failingPastLimit`, is a protocol
-    /// violation as soon as its body passes `limit`, for peers whose answers are small: an
+    /// the connection can be used again — or, when `failingPastLimit`, fails with
+    /// ``HTTP1Error/answerTooLong(limit:)`` as soon as its body passes `limit`, for peers whose answers are small: an
     /// endless body then cannot keep the reader busy). `wait` bounds the whole answer: a
     /// deadline (``HTTP1Wait/until(_:)``) is the one a peer answering one byte at a time
     /// cannot stretch.
@@ -86,7 +86,7 @@ extension HTTP1Connection {
         var consumed = try Self.decode(buffer, with: &decoder, emit: keep)
         var trailing = buffer.count - consumed
         while !decoder.isComplete {
-            if failingPastLimit, overflowed { throw .protocolViolation(reason: "the answer's body is longer than \(limit) bytes") }
+            if failingPastLimit, overflowed { throw .answerTooLong(limit: limit) }
             buffer.removeAll(keepingCapacity: true)
             guard try receive(appendingTo: &buffer, upTo: Self.receiveSize, wait: wait) > 0 else {
                 if decoder.endsAtClose { return HTTP1Answer(head: head, body: body, reusable: false) }
@@ -95,7 +95,7 @@ extension HTTP1Connection {
             consumed = try Self.decode(buffer, with: &decoder, emit: keep)
             trailing = buffer.count - consumed
         }
-        if failingPastLimit, overflowed { throw .protocolViolation(reason: "the answer's body is longer than \(limit) bytes") }
+        if failingPastLimit, overflowed { throw .answerTooLong(limit: limit) }
         let reusable = trailing == 0 && head.keepsConnection && !decoder.endsAtClose && head.statusCode != 101
         return HTTP1Answer(head: head, body: body, reusable: reusable)
     }

@@ -15,6 +15,9 @@ package enum HTTP1Error: Error, Sendable, Equatable {
     /// The peer broke HTTP/1.1: a malformed or oversized head, unusable framing, a malformed
     /// chunk. Asking again will not help.
     case protocolViolation(reason: String)
+    /// An answer read with `failingPastLimit` has a body longer than `limit` bytes: valid
+    /// HTTP/1.1, but more than the request's protocol ever answers (S3's small XML answers).
+    case answerTooLong(limit: Int)
 
     /// How a connection failed.
     package enum NetworkCause: Sendable, Equatable {
@@ -39,6 +42,7 @@ package enum HTTP1Error: Error, Sendable, Equatable {
             "too slow: \(bytes) bytes in \(Self.format(seconds)) s (\(Self.format(Double(bytes) / max(seconds, 0.001))) bytes/s), "
                 + "below the minimum of \(minimum) bytes/s"
         case .network(let reason, _), .protocolViolation(let reason): reason
+        case .answerTooLong(let limit): "the answer's body is longer than \(limit) bytes"
         }
     }
 

@@ -197,7 +197,7 @@ enum UploadCommand: Command {
                 return false
             }
         case .redirectRefused, .crossOriginRefused, .uploadGone, .checksumMismatch, .lengthMismatch,
-             .filenameMismatch, .tooLarge, .protocolViolation, .notTusServer, .lengthUnknown,
+             .filenameMismatch, .tooLarge, .protocolViolation, .malformedAnswer, .notTusServer, .lengthUnknown,
              .deferLengthUnsupported, .notReplayable, .producerFailed, .invalidOption, .invalidMetadata,
              .invalidHeader, .bodyIncomplete:
             return false

@@ -93,6 +93,43 @@ import Testing
         Self.expect("\(error!)", names: ["tus PATCH \(url)", "tus protocol", "Upload-Offset 5000"], notNaming: ["S3"])
     }
 
+    /// A tus PATCH answered with framing HTTP/1.1 cannot use (two lengths that differ) is a
+    /// malformed answer to that PATCH: the message blames HTTP/1.1, not tus, which never got
+    /// to judge it.
+    @Test func aMalformedAnswerToATusPatchBlamesHTTPNotTus() async throws {
+        let twoLengths = "HTTP/1.1 200 OK\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 1000\r\n"
+            + "Content-Length: 0\r\nContent-Length: 5\r\n\r\n"
+        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options, ScriptedTus.created("/files/1"), twoLengths]])
+        let error = await #expect(throws: BlobUploadError.self) {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
+                ScriptedTus.source(1000), options: ScriptedTus.options(chunkSize: 1000))
+        }
+        guard case .malformedAnswer(.tus(method: "PATCH"), let url, let reason)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(url.hasSuffix("/files/1"), "\(url)")
+        #expect(reason.contains("Content-Length"), "\(reason)")
+        Self.expect("\(error!)", names: ["tus PATCH \(url)", "no valid HTTP/1.1"], notNaming: ["tus protocol", "S3"])
+    }
+
+    /// An S3 `UploadPart` answered with a malformed chunk names the S3 operation and blames
+    /// HTTP/1.1, not S3.
+    @Test func aMalformedAnswerToAnUploadPartBlamesHTTPNotS3() async throws {
+        let badChunk = "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [badChunk]])
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await S3ErrorTests.client(server).upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart)
+        }
+        guard case .transfer(.malformedAnswer(.s3(operation: "UploadPart"), let url, let reason))? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(url.contains("uploadId=UP-1"), "\(url)")
+        #expect(reason.contains("chunk"), "\(reason)")
+        Self.expect("\(error!)", names: ["S3 UploadPart", "no valid HTTP/1.1"], notNaming: ["S3 protocol", "tus"])
+    }
+
     /// A streamed PUT answered with something that is no HTTP/1.1 names the plain HTTP PUT,
     /// not tus.
     @Test func aBrokenAnswerToAStreamedPutNamesHTTPPut() async throws {
@@ -102,11 +139,11 @@ import Testing
         let error = await #expect(throws: BlobUploadError.self) {
             _ = try await StreamedUploader(transport: .automatic).upload(InputStream(data: Data("hello".utf8)), to: target)
         }
-        guard case .protocolViolation(.http(method: "PUT"), target.absoluteString, _)? = error else {
+        guard case .malformedAnswer(.http(method: "PUT"), target.absoluteString, _)? = error else {
             Issue.record("\(String(describing: error))")
             return
         }
-        Self.expect("\(error!)", names: ["HTTP PUT \(target)", "HTTP protocol", "malformed status line"], notNaming: ["tus", "S3"])
+        Self.expect("\(error!)", names: ["HTTP PUT \(target)", "no valid HTTP/1.1", "malformed status line"], notNaming: ["tus", "S3"])
     }
 
     /// An S3 upload whose HTTP source (nginx) answers 404 says the source's GET failed, not S3.

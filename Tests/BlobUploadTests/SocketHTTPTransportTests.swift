@@ -237,17 +237,17 @@ import Testing
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
         } throws: { error in
-            guard case .protocolViolation(let operation, let url, let reason)? = error as? BlobUploadError else { return false }
+            guard case .malformedAnswer(let operation, let url, let reason)? = error as? BlobUploadError else { return false }
             return operation == .tus(method: "GET") && url.hasSuffix("/files/x?q=1") && reason.contains("not followed by CRLF")
         }
     }
 
-    @Test func aMalformedAnswerIsAProtocolViolation() async throws {
+    @Test func aMalformedAnswerIsNoValidHTTP() async throws {
         let server = try ScriptedHTTPServer(connections: [["SMTP ready\r\n\r\n"]])
         await #expect {
             _ = try await SocketHTTPTransport(timeout: 5).send(request("GET", server), body: nil)
         } throws: { error in
-            guard case .protocolViolation(_, let url, let reason)? = error as? BlobUploadError else { return false }
+            guard case .malformedAnswer(_, let url, let reason)? = error as? BlobUploadError else { return false }
             return url.hasSuffix("/files/x?q=1") && reason.contains("malformed status line")
         }
     }

@@ -21,13 +21,15 @@ import BlobTestSupport
         }
     }
 
-    /// Expects a protocol violation naming `url` whose reason mentions every one of `words`.
+    /// Expects a malformed answer to tus's `OPTIONS` naming `url`, whose reason mentions every
+    /// one of `words`, and whose message blames HTTP/1.1, not tus.
     static func expectViolation(_ error: BlobUploadError?, _ url: URL, mentioning words: [String], sourceLocation: SourceLocation = #_sourceLocation) {
-        guard case .protocolViolation(_, let failedURL, let reason)? = error else {
-            Issue.record("expected protocolViolation, got \(String(describing: error))", sourceLocation: sourceLocation)
+        guard case .malformedAnswer(.tus(method: "OPTIONS"), let failedURL, let reason)? = error else {
+            Issue.record("expected malformedAnswer, got \(String(describing: error))", sourceLocation: sourceLocation)
             return
         }
         #expect(failedURL == url.absoluteString, sourceLocation: sourceLocation)
+        ProtocolNamingTests.expect("\(error!)", names: ["tus OPTIONS", "no valid HTTP/1.1"], notNaming: ["tus protocol", "S3"], sourceLocation: sourceLocation)
         for word in words { #expect(reason.contains(word), "\(reason)", sourceLocation: sourceLocation) }
     }
 

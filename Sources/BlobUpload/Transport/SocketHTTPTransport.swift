@@ -160,8 +160,8 @@ final class SocketHTTPTransport: Sendable {
     }
 
     /// The upload error for `error`, naming the method and URL, and for a broken answer the
-    /// protocol and operation of the request (`operation`), so it never names another
-    /// protocol; `progress` says what a time-out interrupted, and `limit` (seconds) is its bound.
+    /// operation of the request (`operation`): HTTP/1.1 broken under it is a malformed answer,
+    /// an answer longer than the protocol ever sends breaks that protocol; `progress` says what a time-out interrupted, and `limit` (seconds) is its bound.
     static func uploadError(
         _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, progress: HTTP1Progress?, limit: TimeInterval
     ) -> BlobUploadError {
@@ -171,7 +171,9 @@ final class SocketHTTPTransport: Sendable {
         case .cancelled:
             return .cancelled
         case .protocolViolation(let violation):
-            return .protocolViolation(operation: operation, url: url.absoluteString, reason: violation)
+            return .malformedAnswer(operation: operation, url: url.absoluteString, reason: violation)
+        case .answerTooLong:
+            return .protocolViolation(operation: operation, url: url.absoluteString, reason: error.reason)
         case .timedOut:
             let seconds = limit == limit.rounded() ? String(Int(limit)) : String(format: "%.1f", limit)
             (reason, code) = ((progress.map { "timed out \($0.activity)" } ?? "timed out") + "; the limit is \(seconds) s", .timedOut)

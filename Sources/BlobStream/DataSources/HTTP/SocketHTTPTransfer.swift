@@ -303,6 +303,7 @@ final class SocketHTTPTransfer: HTTPTransfer {
             return .failure(.tooSlow(operation: "\(operation) (\(rate))", seconds: minimumSpeed.seconds))
         case .network(let reason, _): return .failure(.connection(reason: reason))
         case .protocolViolation(let reason): return .failure(.protocolViolation(reason: reason))
+        case .answerTooLong: return .failure(.protocolViolation(reason: error.reason))
         }
     }
 }
