@@ -122,8 +122,20 @@ bs_tls *bs_tls_create(bs_tls_context *context, int fd, const char *host, char *e
         // RFC 6066: no SNI for an address; the certificate must name the address itself.
         named = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host);
     } else {
+        // A fully qualified name ends in a dot; SNI carries it without (RFC 6066 §3) and
+        // certificates name it without, so the dot is dropped for both, as curl does.
+        char name[256];
+        size_t length = strlen(host);
+        if (length > 1 && host[length - 1] == '.') length -= 1;
+        if (length >= sizeof name) {
+            set_error(error, error_size, "the host name is longer than 255 bytes");
+            SSL_free(ssl);
+            return NULL;
+        }
+        memcpy(name, host, length);
+        name[length] = '\0';
         SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-        named = SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
+        named = SSL_set_tlsext_host_name(ssl, name) == 1 && SSL_set1_host(ssl, name) == 1;
     }
     if (named != 1) {
         set_error(error, error_size, "cannot set the host name to verify");
@@ -162,7 +174,13 @@ static long failure(bs_tls *session, int result, const char *operation, char *er
     }
     long verify = SSL_get_verify_result(session->ssl);
     if (verify != X509_V_OK) {
-        snprintf(error, error_size, "the server's certificate was refused: %s", X509_verify_cert_error_string(verify));
+        const char *name = SSL_get_servername(session->ssl, TLSEXT_NAMETYPE_host_name);
+        if (verify == X509_V_ERR_HOSTNAME_MISMATCH && name) {
+            snprintf(error, error_size, "the server's certificate was refused: %s: it is not for %s",
+                     X509_verify_cert_error_string(verify), name);
+        } else {
+            snprintf(error, error_size, "the server's certificate was refused: %s", X509_verify_cert_error_string(verify));
+        }
         ERR_clear_error();
         return BS_TLS_ERROR;
     }

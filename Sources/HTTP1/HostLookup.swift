@@ -106,11 +106,11 @@ final class HostLookup: Sendable {
     }
 
     /// `localhost` for a name under `.localhost`, which RFC 6761 reserves for the loopback
-    /// interface and which curl and browsers resolve so (glibc's resolver does not); `nil` for
-    /// any other name. S3's virtual-host buckets (`bucket.s3.localhost`) are tested that way.
+    /// interface and which curl and browsers resolve so (glibc's resolver does not), and for
+    /// `localhost.`, the same name fully qualified; `nil` for any other name. S3's virtual-host buckets (`bucket.s3.localhost`) are tested that way.
     static func loopbackName(for host: String) -> String? {
         let name = host.lowercased()
-        return name.hasSuffix(".localhost") || name.hasSuffix(".localhost.") ? "localhost" : nil
+        return name == "localhost." || name.hasSuffix(".localhost") || name.hasSuffix(".localhost.") ? "localhost" : nil
     }
 
     /// `getaddrinfo` for a stream socket; `numericOnly` asks only whether `host` is an address.

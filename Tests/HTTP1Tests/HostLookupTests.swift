@@ -63,11 +63,12 @@ import Testing
         }
     }
 
-    /// Names under `.localhost` are the loopback (RFC 6761), as curl resolves them; nothing else
-    /// is rewritten (a name that merely contains "localhost" is looked up as it is).
+    /// `localhost.` (`localhost` fully qualified) and names under `.localhost` are the loopback
+    /// (RFC 6761); `localhost` itself is looked up, in /etc/hosts; nothing else is rewritten (a name that merely contains "localhost" is looked up as it is).
     @Test func namesUnderLocalhostAreTheLoopback() {
         #expect(HostLookup.loopbackName(for: "bucket.s3.localhost") == "localhost")
         #expect(HostLookup.loopbackName(for: "A.LOCALHOST.") == "localhost")
+        #expect(HostLookup.loopbackName(for: "localhost.") == "localhost")
         #expect(HostLookup.loopbackName(for: "localhost") == nil)
         #expect(HostLookup.loopbackName(for: "localhost.example.com") == nil)
         #expect(HostLookup.loopbackName(for: "evil-localhost") == nil)

@@ -74,6 +74,23 @@ import Testing
         #expect(drained.error?.description.contains("hostname mismatch") == true, "\(String(describing: drained.error))")
     }
 
+    /// A fully qualified name (`localhost.`) is verified and sent as SNI without its dot, as
+    /// curl does, and still verified: a name under it that the certificate lacks is refused.
+    @Test func aHostNameWithATrailingDotIsVerifiedWithoutIt() throws {
+        try TestServers.requireTLS()
+        let blob = try ServedBlob(size: 5000, seed: 97)
+        defer { blob.remove() }
+        var url = URLComponents(url: try TestServers.nginxTLSURL(forFileAtPath: blob.path), resolvingAgainstBaseURL: false)!
+        for host in ["localhost.", "bucket.s3.localhost."] {
+            url.host = host
+            #expect(try StreamHarness.readAll(BlobInputStream(dataSource: HTTPDataSource(url: url.url!, configuration: Self.configuration()))) == blob.bytes, "\(host)")
+        }
+        url.host = "other.localhost."
+        let drained = StreamHarness.drain(BlobInputStream(dataSource: HTTPDataSource(url: url.url!, configuration: Self.configuration())))
+        #expect(drained.bytes.isEmpty)
+        #expect(drained.error?.description.contains("hostname mismatch: it is not for other.localhost") == true, "\(String(describing: drained.error))")
+    }
+
     @Test func aRedirectFromHTTPSToHTTPIsNotFollowed() throws {
         try TestServers.requireTLS()
         let blob = try ServedBlob(size: 1000, seed: 95)
