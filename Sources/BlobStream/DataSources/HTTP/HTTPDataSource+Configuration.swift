@@ -38,8 +38,9 @@ extension HTTPDataSource {
         /// Time paused because the buffer is full does not count. Both transports apply it.
         public var minimumSpeed: MinimumSpeed
 
-        /// How many times in a row the source reconnects after a dropped connection, a short body
-        /// or a timeout before it gives up with the last error. Progress resets the count, but for
+        /// How many times in a row the source reconnects after a dropped connection, a short body,
+        /// a timeout or a status that says to ask again later (408, 429, 500, 502, 503, 504)
+        /// before it gives up with the last error. Progress resets the count, but for
         /// attempts that failed below ``minimumSpeed``: those count until the next open or seek.
         public var maxRetries: Int
 

@@ -179,7 +179,8 @@ extension HTTPDataSource {
         }
         s.retryToken += 1
         s.retryPending = true
-        let delay = min(configuration.retryDelay * pow(2, Double(s.consecutiveFailures - 1)), 30)
+        var delay = min(configuration.retryDelay * pow(2, Double(s.consecutiveFailures - 1)), 30)
+        if case .status(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
         effects.retry = (delay, s.retryToken)
         if configuration.retryObserver != nil {
             effects.retryNotice = Retry(
@@ -216,6 +217,8 @@ extension HTTPDataSource {
             return .protocolViolation(url: resourceName, reason: "\(reason), at offset \(offset)\(place)")
         case .unusable(let reason):
             return .sourceFailed(resource: resourceName, reason: "\(reason), at offset \(offset)\(place)")
+        case .status(let code, _):
+            return .httpStatus(url: resourceName, statusCode: code)
         }
     }
 }

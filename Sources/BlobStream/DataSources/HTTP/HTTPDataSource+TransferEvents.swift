@@ -14,6 +14,14 @@ extension HTTPDataSource: HTTPTransferSink {
                 knownLength: s.knownLength, resource: resourceName)
             let response: HTTPRangeResponse
             switch interpretation {
+            case .failure(.httpStatus(_, let code)):
+                if let retry = HTTPTransferFailure.transient(status: code, retryAfter: head["retry-after"]) {
+                    cancelTransfer(&s, &effects)
+                    retryOrFail(retry, &s, &effects)
+                } else {
+                    fail(.httpStatus(url: resourceName, statusCode: code), &s, &effects)
+                }
+                return false
             case .failure(let error):
                 fail(error, &s, &effects)
                 return false

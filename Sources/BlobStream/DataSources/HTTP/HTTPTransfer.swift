@@ -30,11 +30,35 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// The exchange cannot succeed for another reason than the server's HTTP (TLS trust, a URL
     /// URLSession refuses, too many redirects). Not retried.
     case unusable(reason: String)
+    /// The server answered `code`, a status that says to ask again later
+    /// (``transientStatuses``), and named in `Retry-After` how many seconds to wait, if it did.
+    /// Retried, waiting at least that long.
+    case status(code: Int, retryAfter: TimeInterval?)
+
+    /// Statuses a later request may pass: a time-out, throttling (429, S3's 503 Slow Down), an
+    /// overloaded or restarting server or gateway.
+    static let transientStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
+
+    /// The longest `Retry-After` waited for, in seconds (the longest reconnect delay): a server
+    /// that asks for longer is not asked again, and its status is the error.
+    static let maxRetryAfter: TimeInterval = 30
+
+    /// The failure to retry for an answer of `code` whose `Retry-After` field is `retryAfter`,
+    /// or `nil` when the status is final: not transient, or to be asked again only after more
+    /// than ``maxRetryAfter`` seconds. An HTTP date in `Retry-After` counts as absent.
+    static func transient(status code: Int, retryAfter: String?) -> HTTPTransferFailure? {
+        guard transientStatuses.contains(code) else { return nil }
+        let seconds = retryAfter.flatMap { field in
+            field.allSatisfy(\.isASCII) ? Int(field.trimmingCharacters(in: .whitespaces)).map(TimeInterval.init) : nil
+        }
+        if let seconds, seconds > maxRetryAfter { return nil }
+        return .status(code: code, retryAfter: seconds.map { max(0, $0) })
+    }
 
     /// Whether asking again, from where the data stopped, may succeed.
     var isRetryable: Bool {
         switch self {
-        case .timedOut, .tooSlow, .connection: return true
+        case .timedOut, .tooSlow, .connection, .status: return true
         case .protocolViolation, .unusable: return false
         }
     }

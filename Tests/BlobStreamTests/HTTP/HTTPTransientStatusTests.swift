@@ -1,0 +1,123 @@
+import BlobStream
+import BlobTestSupport
+import Foundation
+import Testing
+
+/// A status that says to ask again later (S3's `503 Slow Down`, a `429`, a gateway's `502`) is
+/// retried like a dropped connection, from where the data stopped and waiting at least its
+/// `Retry-After`; any other status, or one that asks for a long wait, is the error at once.
+@Suite struct HTTPTransientStatusTests {
+    static let transports: [HTTPDataSource.Transport] = [.automatic, .urlSession]
+    static let bytes = TempFiles.pseudoRandomBytes(count: 20_000, seed: 41)
+
+    /// Numbers the requests a scripted server answers.
+    final class Count: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func next() -> Int { lock.withLock { value += 1; return value - 1 } }
+    }
+
+    /// The 206 answer to `range` (`bytes=N-`) of ``bytes``, whole or with only `sending` bytes
+    /// of its body (a body cut short).
+    static func partial(_ range: String?, sending: Int? = nil) -> [UInt8] {
+        let first = range.flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) } ?? 0
+        let body = Array(bytes[first...])
+        let head = "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes \(first)-\(bytes.count - 1)/\(bytes.count)\r\n"
+            + "Content-Length: \(body.count)\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8) + body.prefix(sending ?? body.count)
+    }
+
+    static func unavailable(retryAfter: String? = nil) -> [UInt8] {
+        ScriptedHTTPServer.response(status: "503 Service Unavailable", fields: retryAfter.map { ["Retry-After": $0] } ?? [:])
+    }
+
+    /// Reads the server's blob with `retries` reconnects; the bytes or the error, and the
+    /// seconds it took.
+    static func read(
+        _ server: ScriptedHTTPServer, transport: HTTPDataSource.Transport, retries: Int = 5
+    ) async throws -> (Result<[UInt8], BlobStreamError>, TimeInterval) {
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        return try await blocking {
+            let started = Date()
+            let source = HTTPDataSource(url: url, configuration: .init(
+                requestTimeout: 5, idleTimeout: 0.5, maxRetries: retries, retryDelay: 0.01, transport: transport))
+            defer { source.close() }
+            let reader = SourceReader(source: source, timeout: 30)
+            if case .failure(let error) = try reader.open() { return (.failure(error), Date().timeIntervalSince(started)) }
+            return (try reader.readToEnd(), Date().timeIntervalSince(started))
+        }
+    }
+
+    @Test(arguments: transports)
+    func aTransientStatusIsAskedAgain(transport: HTTPDataSource.Transport) async throws {
+        let count = Count()
+        let server = try ScriptedHTTPServer { request in
+            switch count.next() {
+            case 0: Self.unavailable()
+            case 1: ScriptedHTTPServer.response(status: "429 Too Many Requests")
+            case 2: ScriptedHTTPServer.response(status: "502 Bad Gateway")
+            default: Self.partial(request.fields["range"])
+            }
+        }
+        defer { server.stop() }
+        let (result, _) = try await Self.read(server, transport: transport)
+        #expect(try result.get() == Self.bytes)
+        #expect(server.parsedRequests.count == 4)
+    }
+
+    /// A status after part of the body is asked again from the first byte not yet read.
+    @Test(arguments: transports)
+    func aStatusAfterPartOfTheBodyIsAskedAgainFromWhereItStopped(transport: HTTPDataSource.Transport) async throws {
+        let count = Count()
+        let server = try ScriptedHTTPServer { request in
+            switch count.next() {
+            case 0: Self.partial(request.fields["range"], sending: 8000)
+            case 1: Self.unavailable(retryAfter: "0")
+            default: Self.partial(request.fields["range"])
+            }
+        }
+        defer { server.stop() }
+        let (result, _) = try await Self.read(server, transport: transport)
+        #expect(try result.get() == Self.bytes)
+        let requests = server.parsedRequests
+        #expect(requests.count == 3)
+        #expect(requests.dropFirst().allSatisfy { $0.fields["range"]?.hasPrefix("bytes=8000-") == true }, "\(requests.map(\.fields))")
+    }
+
+    /// A server that stays unavailable fails the read with its status once the reconnects are
+    /// spent, not with a network error.
+    @Test(arguments: transports)
+    func aServerThatStaysUnavailableFailsWithItsStatus(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { _ in Self.unavailable() }
+        defer { server.stop() }
+        let (result, _) = try await Self.read(server, transport: transport, retries: 2)
+        #expect(throws: BlobStreamError.httpStatus(url: "http://127.0.0.1:\(server.port)/blob", statusCode: 503)) { try result.get() }
+        #expect(server.parsedRequests.count == 3)
+    }
+
+    /// `Retry-After` is waited for, although the reconnect delay is far shorter.
+    @Test func retryAfterIsWaitedFor() async throws {
+        let count = Count()
+        let server = try ScriptedHTTPServer { request in
+            count.next() == 0 ? Self.unavailable(retryAfter: "1") : Self.partial(request.fields["range"])
+        }
+        defer { server.stop() }
+        let (result, seconds) = try await Self.read(server, transport: .automatic)
+        #expect(try result.get() == Self.bytes)
+        #expect(seconds >= 0.95, "\(seconds)")
+    }
+
+    /// A server that asks to come back in an hour, and a status no later request passes
+    /// (404, 403), are the error at once: one request each.
+    @Test(arguments: [
+        (unavailable(retryAfter: "3600"), 503), (ScriptedHTTPServer.response(status: "404 Not Found"), 404),
+        (ScriptedHTTPServer.response(status: "403 Forbidden"), 403), (ScriptedHTTPServer.response(status: "501 Not Implemented"), 501),
+    ])
+    func aFinalStatusIsNotAskedAgain(answer: [UInt8], status: Int) async throws {
+        let server = try ScriptedHTTPServer { _ in answer }
+        defer { server.stop() }
+        let (result, _) = try await Self.read(server, transport: .automatic)
+        #expect(throws: BlobStreamError.httpStatus(url: "http://127.0.0.1:\(server.port)/blob", statusCode: status)) { try result.get() }
+        #expect(server.parsedRequests.count == 1)
+    }
+}
