@@ -191,7 +191,7 @@ enum UploadCommand: Command {
             switch error {
             case .network, .timedOut, .system, .cancelled:
                 return true
-            case .httpStatus(_, let status):
+            case .httpStatus(_, let status, _):
                 return isTransient(status)
             default:
                 return false

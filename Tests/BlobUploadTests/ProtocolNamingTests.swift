@@ -153,7 +153,7 @@ import Testing
         let error = await #expect(throws: S3Error.self) {
             _ = try await S3ErrorTests.client(server).upload(try UploadSource.url(missing), key: "k")
         }
-        guard case .transfer(.source(.httpStatus(missing.absoluteString, 404)))? = error else {
+        guard case .transfer(.source(.httpStatus(missing.absoluteString, 404, _)))? = error else {
             Issue.record("\(String(describing: error))")
             return
         }

@@ -22,7 +22,7 @@ extension BlobStreamError {
         case .timedOut(let resource, let operation, let seconds):
             return .timedOut(resource: name(resource), operation: operation, seconds: seconds)
         case .wouldDeadlock(let resource, let reason): return .wouldDeadlock(resource: name(resource), reason: reason)
-        case .httpStatus(let url, let statusCode): return .httpStatus(url: name(url), statusCode: statusCode)
+        case .httpStatus(let url, let statusCode, let message): return .httpStatus(url: name(url), statusCode: statusCode, message: message)
         case .network(let url, let reason): return .network(url: name(url), reason: reason)
         case .unsupportedURL(let url, let reason): return .unsupportedURL(url: name(url), reason: reason)
         case .sourceFailed(let resource, let reason): return .sourceFailed(resource: name(resource), reason: reason)

@@ -41,8 +41,10 @@ public enum BlobStreamError: Error, Sendable, Hashable {
     /// An asynchronous stream was read while it had no bytes available at `offset`. Not fatal:
     /// wait for the next `hasBytesAvailable` event.
     case wouldBlock(offset: Int64)
-    /// The server answered `statusCode` to the HTTP source's `GET` of `url`.
-    case httpStatus(url: String, statusCode: Int)
+    /// The server answered `statusCode` to the HTTP source's `GET` of `url`. `message` is
+    /// what the answer's body says, in one short line (an S3 error's `Code: Message`, a text
+    /// body's first line, an HTML page's title unless it repeats the status), if anything.
+    case httpStatus(url: String, statusCode: Int, message: String? = nil)
     /// The connection to `url` failed and could not be re-established.
     case network(url: String, reason: String)
     /// The URL cannot be streamed: unknown scheme, missing parts, or a store not registered.
@@ -98,9 +100,9 @@ extension BlobStreamError: CustomStringConvertible {
             return "\(resource): would deadlock: \(reason)"
         case .wouldBlock(let offset):
             return "no bytes available yet at offset \(offset); wait for the next hasBytesAvailable event"
-        case .httpStatus(let url, let statusCode):
+        case .httpStatus(let url, let statusCode, let message):
             let reason = HTTPURLResponse.localizedString(forStatusCode: statusCode)
-            return "HTTP source GET \(url): HTTP \(statusCode) \(reason)"
+            return "HTTP source GET \(url): HTTP \(statusCode) \(reason)" + (message.map { ": \($0)" } ?? "")
         case .network(let url, let reason):
             return "\(url): network error: \(reason)"
         case .unsupportedURL(let url, let reason):

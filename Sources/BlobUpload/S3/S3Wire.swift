@@ -235,7 +235,7 @@ final class S3Wire: Sendable {
         var message = parsed?.message
         if parsed == nil, !answer.body.isEmpty {
             // Not S3's XML (a proxy's page, a store's text): one line of it, as for tus.
-            message = HTTPReply.message(of: answer.body, contentType: answer.head["content-type"], statusCode: answer.statusCode)
+            message = HTTPErrorMessage.message(of: answer.body, contentType: answer.head["content-type"], statusCode: answer.statusCode)
         }
         return .service(S3ServiceError(
             operation: call.operation, statusCode: answer.statusCode, code: parsed?.code, message: message,

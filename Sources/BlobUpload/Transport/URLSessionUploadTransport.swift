@@ -25,6 +25,11 @@ struct HTTPReply: Sendable {
 
     var isSuccess: Bool { (200..<300).contains(statusCode) }
 
+    /// At most one short line of the body, for error messages (``HTTPErrorMessage``).
+    var message: String? {
+        HTTPErrorMessage.message(of: body, contentType: header("content-type"), statusCode: statusCode)
+    }
+
     func statusError() -> BlobUploadError {
         .httpStatus(method: method, url: url.absoluteString, statusCode: statusCode, message: message)
     }

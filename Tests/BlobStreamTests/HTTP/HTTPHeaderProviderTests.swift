@@ -66,7 +66,7 @@ import Testing
             return try SourceReader(source: source).open()
         }
 
-        guard case .failure(.httpStatus(_, 401)) = opened else {
+        guard case .failure(.httpStatus(_, 401, _)) = opened else {
             Issue.record("expected a 401 failure, got \(opened)")
             return
         }

@@ -55,6 +55,15 @@ extension HTTPDataSource {
         var declaresBodyEnd = true
         var ignoresRange = false
         var spaceWaiter: DispatchSemaphore?
+        /// Set for an answer with a final error status, whose body is read for its message.
+        var errorBody: ErrorBody?
+    }
+
+    /// The start of an error answer's body (at most ``HTTPErrorMessage/maxBodyBytes``).
+    struct ErrorBody: Sendable {
+        let statusCode: Int
+        let contentType: String?
+        var bytes: [UInt8] = []
     }
 
     /// What to do once the lock is released, in this order.
@@ -166,6 +175,11 @@ extension HTTPDataSource {
             s.pendingOpen = nil
         }
         wakeReader(&s, &effects)
+    }
+
+    /// Whether a failure now (other than one too slow) would be retried by ``retryOrFail(_:_:_:)``.
+    func retriesRemain(_ s: State) -> Bool {
+        max(s.consecutiveFailures + 1, s.slowFailures) <= configuration.maxRetries
     }
 
     /// Schedules a reconnect at the frontier after a retryable failure, or gives up with it.

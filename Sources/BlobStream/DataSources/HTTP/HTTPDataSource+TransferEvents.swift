@@ -14,14 +14,21 @@ extension HTTPDataSource: HTTPTransferSink {
                 knownLength: s.knownLength, resource: resourceName)
             let response: HTTPRangeResponse
             switch interpretation {
-            case .failure(.httpStatus(_, let code)):
-                if let retry = HTTPTransferFailure.transient(status: code, retryAfter: head["retry-after"]) {
+            case .failure(.httpStatus(_, let code, _)):
+                if let retry = HTTPTransferFailure.transient(status: code, retryAfter: head["retry-after"]), retriesRemain(s) {
                     cancelTransfer(&s, &effects)
                     retryOrFail(retry, &s, &effects)
-                } else {
-                    fail(.httpStatus(url: resourceName, statusCode: code), &s, &effects)
+                    return false
                 }
-                return false
+                if head["content-length"] == "0" {
+                    fail(.httpStatus(url: resourceName, statusCode: code), &s, &effects)
+                    return false
+                }
+                // The last answer's body says why (S3's error document): read its start for the message.
+                transfer.receivedHead = true
+                transfer.errorBody = ErrorBody(statusCode: code, contentType: head["content-type"])
+                s.transfer = transfer
+                return true
             case .failure(let error):
                 fail(error, &s, &effects)
                 return false
@@ -57,6 +64,7 @@ extension HTTPDataSource: HTTPTransferSink {
     func transferSpace(_ id: Int, inPlace: Bool) -> HTTPTransferSpace {
         state.withLock { s in
             guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return .stop }
+            if let body = transfer.errorBody { return .bytes(max(1, HTTPErrorMessage.maxBodyBytes - body.bytes.count)) }
             if buffer.freeCount > 0 {
                 // Bytes to skip (a server that ignores Range) go through a copy that drops them.
                 guard inPlace, transfer.skip == 0, let loan = buffer.lend(limit: SocketHTTPTransfer.receiveLimit) else {
@@ -89,6 +97,16 @@ extension HTTPDataSource: HTTPTransferSink {
     func transfer(_ id: Int, didReceive bytes: UnsafeRawBufferPointer) -> Bool {
         transition { s, effects in
             guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return false }
+            if var body = transfer.errorBody {
+                body.bytes += bytes.prefix(HTTPErrorMessage.maxBodyBytes - body.bytes.count)
+                guard body.bytes.count < HTTPErrorMessage.maxBodyBytes else {
+                    fail(statusError(body), &s, &effects)
+                    return false
+                }
+                transfer.errorBody = body
+                s.transfer = transfer
+                return true
+            }
             s.statistics.bytesReceived += Int64(bytes.count)
             let skipped = Int(min(transfer.skip, Int64(bytes.count)))
             transfer.skip -= Int64(skipped)
@@ -164,6 +182,11 @@ extension HTTPDataSource: HTTPTransferSink {
         transition { s, effects in
             guard let transfer = s.transfer, transfer.id == id else { return }
             s.transfer = nil
+            if let body = transfer.errorBody {
+                // What arrived of the body is the message, whether or not all of it did.
+                fail(statusError(body), &s, &effects)
+                return
+            }
             if let failure {
                 if failure.isRetryable {
                     retryOrFail(failure, &s, &effects)
@@ -192,5 +215,12 @@ extension HTTPDataSource: HTTPTransferSink {
             wakeReader(&s, &effects)
             resumeIfNeeded(&s, &effects)
         }
+    }
+
+    /// The status error for `body`, with what it says.
+    private func statusError(_ body: ErrorBody) -> BlobStreamError {
+        .httpStatus(
+            url: resourceName, statusCode: body.statusCode,
+            message: HTTPErrorMessage.message(of: body.bytes, contentType: body.contentType, statusCode: body.statusCode))
     }
 }

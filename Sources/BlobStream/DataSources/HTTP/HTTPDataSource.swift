@@ -45,7 +45,8 @@ internal import SystemCalls
 /// it names, if any, must be the pinned ones); one that answers the first request, opened past
 /// the end, with the blob's length is ``BlobStreamError/invalidOffset(resource:offset:length:)``;
 /// any other `416`, and every other status but `200` and `206` (after redirects), fails with
-/// ``BlobStreamError/httpStatus(url:statusCode:)`` — after the reconnects of
+/// ``BlobStreamError/httpStatus(url:statusCode:message:)``, with what the start of its body
+/// says in one line — after the reconnects of
 /// ``Configuration/maxRetries`` when it says to ask again later (408, 429, 500, 502, 503, 504),
 /// each waiting at least the `Retry-After` seconds it names (a server that asks for more than
 /// 30 s is not asked again).

@@ -3,22 +3,24 @@ import Foundation
 import FoundationNetworking
 #endif
 
-extension HTTPReply {
-    /// The most an error message keeps of a body.
-    static let maxMessageLength = 200
+/// What an error answer's body says, in one short line for a message that already names the
+/// status: every client of the package (uploads, S3, the HTTP source) words it so.
+package enum HTTPErrorMessage {
+    /// The most a message keeps of a body.
+    package static let maxLength = 200
 
-    /// At most one short line of the body, for error messages: ``message(of:contentType:statusCode:)``.
-    var message: String? {
-        Self.message(of: body, contentType: header("content-type"), statusCode: statusCode)
-    }
+    /// The most of a body that is looked at; a client keeps no more of an error body.
+    package static let maxBodyBytes = 8192
 
     /// At most one short line of an answer's `body`, for error messages, which are printed as
-    /// one line: the first non-blank line of a text body, cut at ``maxMessageLength``
-    /// characters, with control characters made spaces. Of an HTML page only its `<title>`, and
-    /// not even that when it merely repeats the status ("403 Forbidden"): a web server's error
-    /// page is markup around the status line the error already shows. Nothing of a binary body.
-    static func message(of body: Data, contentType: String?, statusCode: Int) -> String? {
-        var text = String(decoding: body.prefix(8192), as: UTF8.self)
+    /// one line: the first non-blank line of a text body, cut at ``maxLength`` characters, with
+    /// control characters made spaces. Of an XML error document (S3's, GCS's, Azure's) its
+    /// `Code` and `Message` ("AccessDenied: Request has expired"). Of an HTML page only its
+    /// `<title>`, and not even that when it merely repeats the status ("403 Forbidden"): a web
+    /// server's error page is markup around the status line the error already shows. Nothing
+    /// of a binary body.
+    package static func message(of body: some Collection<UInt8>, contentType: String?, statusCode: Int) -> String? {
+        var text = String(decoding: body.prefix(maxBodyBytes), as: UTF8.self)
         // A character cut where the decoded part (or the kept body) ends is not binary.
         while text.last == "\u{FFFD}" {
             text.removeLast()
@@ -28,7 +30,9 @@ extension HTTPReply {
             || text.drop(while: \.isWhitespace).prefix(14).lowercased().hasPrefix("<!doctype html")
             || text.drop(while: \.isWhitespace).prefix(5).lowercased() == "<html"
         let line: String
-        if isHTML {
+        if let error = xmlError(in: text) {
+            line = error
+        } else if isHTML {
             guard let title = title(of: text), !repeats(statusCode, title) else { return nil }
             line = title
         } else {
@@ -38,7 +42,25 @@ extension HTTPReply {
         }
         let clean = String(line.map { isControl($0) ? " " : $0 }).trimmingCharacters(in: .whitespaces)
         guard !clean.isEmpty else { return nil }
-        return clean.count > maxMessageLength ? clean.prefix(maxMessageLength) + "…" : clean
+        return clean.count > maxLength ? clean.prefix(maxLength) + "…" : clean
+    }
+
+    /// `Code: Message` of an XML error document (`<Error><Code>…</Code><Message>…</Message>`),
+    /// either alone when the other is missing; `nil` for any other text.
+    private static func xmlError(in text: String) -> String? {
+        let start = text.drop(while: \.isWhitespace)
+        guard start.hasPrefix("<?xml") || start.hasPrefix("<Error") else { return nil }
+        func element(_ name: String) -> String? {
+            guard let open = text.range(of: "<\(name)>"), let close = text[open.upperBound...].range(of: "</\(name)>") else { return nil }
+            let words = text[open.upperBound..<close.lowerBound].split(whereSeparator: \.isWhitespace)
+            return words.isEmpty ? nil : words.joined(separator: " ")
+        }
+        switch (element("Code"), element("Message")) {
+        case (let code?, let message?): return "\(code): \(message)"
+        case (let code?, nil): return code
+        case (nil, let message?): return message
+        case (nil, nil): return nil
+        }
     }
 
     private static func isControl(_ character: Character) -> Bool {
