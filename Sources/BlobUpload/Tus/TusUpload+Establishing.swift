@@ -53,9 +53,15 @@ extension TusUpload {
             metadata[Self.sourceVersionKey] = version
         }
         let length = self.length
+        var reachedServer = 0
         let url = try await retrying { () async throws(BlobUploadError) in
-            try await client.create(
-                length: length, metadata: metadata, headers: options.headers, optionsShowedTus: optionsShowedTus)
+            do throws(BlobUploadError) {
+                return try await client.create(
+                    length: length, metadata: metadata, headers: options.headers, optionsShowedTus: optionsShowedTus)
+            } catch {
+                if Self.mayHaveReachedServer(error) { reachedServer += 1 }
+                throw error
+            }
         }
         uploadURL = url
         lengthPending = length == nil
@@ -64,7 +70,15 @@ extension TusUpload {
         furthestConfirmed = 0
         mismatches = 0
         emit(.created(uploadURL: url))
+        if reachedServer > 0 { emit(.createdAgain(uploadURL: url, earlierAttempts: reachedServer)) }
         journal?.start(.tus(uploadURL: url))
+    }
+
+    /// Whether a creation that failed with `error` may still have made an upload: anything but
+    /// a connection that was never made.
+    static func mayHaveReachedServer(_ error: BlobUploadError) -> Bool {
+        guard case .network(_, _, _, let code?) = error else { return true }
+        return ![URLError.Code.cannotConnectToHost.rawValue, URLError.Code.cannotFindHost.rawValue].contains(code)
     }
 
     func resume(_ url: URL) async throws(BlobUploadError) {

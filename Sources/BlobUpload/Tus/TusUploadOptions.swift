@@ -105,6 +105,12 @@ public enum TusUploadEvent: Sendable, Hashable {
     /// A new upload was created at `uploadURL`. Save it: ``TusClient/upload(_:resuming:options:events:)``
     /// can continue it later, even from another process. A command-line tool prints it first.
     case created(uploadURL: URL)
+    /// The creation `POST` that made the upload at `uploadURL` followed `earlierAttempts` that
+    /// failed after they may have reached the server (an answer lost, a time-out, a server
+    /// error): each may have made an upload too, which nothing will finish and which the server
+    /// keeps until it expires it. tus has no request that lists uploads, so they cannot be
+    /// named; a command-line tool warns.
+    case createdAgain(uploadURL: URL, earlierAttempts: Int)
     /// An existing upload is being continued from `offset`.
     case resumed(uploadURL: URL, offset: Int64)
     /// The server has confirmed `progress.completedBytes` bytes.
