@@ -1,4 +1,4 @@
-import BlobStream
+@testable import BlobStream
 import BlobTestSupport
 import Foundation
 import Testing
@@ -119,5 +119,23 @@ import Testing
         let (result, _) = try await Self.read(server, transport: .automatic)
         #expect(throws: BlobStreamError.httpStatus(url: "http://127.0.0.1:\(server.port)/blob", statusCode: status)) { try result.get() }
         #expect(server.parsedRequests.count == 1)
+    }
+
+    /// `Retry-After` in seconds or as an HTTP date, counted from the answer's own `Date`;
+    /// anything unreadable is no wait; a wait past 30 s, or a status that is not transient, is
+    /// no retry.
+    @Test func retryAfterIsReadAsSecondsOrADate() {
+        let date = "Sun, 06 Nov 1994 08:49:37 GMT"
+        #expect(HTTPTransferFailure.transient(status: 503, retryAfter: "7", date: nil) == .status(code: 503, retryAfter: 7))
+        #expect(HTTPTransferFailure.transient(status: 429, retryAfter: "Sun, 06 Nov 1994 08:49:57 GMT", date: date)
+                == .status(code: 429, retryAfter: 20))
+        #expect(HTTPTransferFailure.transient(status: 503, retryAfter: "Sun, 06 Nov 1994 08:48:00 GMT", date: date)
+                == .status(code: 503, retryAfter: 0))
+        #expect(HTTPTransferFailure.transient(status: 503, retryAfter: "soon", date: date) == .status(code: 503, retryAfter: nil))
+        #expect(HTTPTransferFailure.transient(status: 503, retryAfter: "-3", date: nil) == .status(code: 503, retryAfter: 0))
+        #expect(HTTPTransferFailure.transient(status: 503, retryAfter: "31", date: nil) == nil)
+        #expect(HTTPTransferFailure.transient(status: 503, retryAfter: "Sun, 06 Nov 1994 09:49:37 GMT", date: date) == nil)
+        #expect(HTTPTransferFailure.transient(status: 404, retryAfter: "1", date: nil) == nil)
+        #expect(HTTPTransferFailure.transient(status: 501, retryAfter: nil, date: nil) == nil)
     }
 }

@@ -15,7 +15,8 @@ extension HTTPDataSource: HTTPTransferSink {
             let response: HTTPRangeResponse
             switch interpretation {
             case .failure(.httpStatus(_, let code, _)):
-                if let retry = HTTPTransferFailure.transient(status: code, retryAfter: head["retry-after"]), retriesRemain(s) {
+                if let retry = HTTPTransferFailure.transient(status: code, retryAfter: head["retry-after"], date: head["date"]),
+                   retriesRemain(s) {
                     cancelTransfer(&s, &effects)
                     retryOrFail(retry, &s, &effects)
                     return false

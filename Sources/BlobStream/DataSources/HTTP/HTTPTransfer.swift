@@ -43,13 +43,21 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// that asks for longer is not asked again, and its status is the error.
     static let maxRetryAfter: TimeInterval = 30
 
-    /// The failure to retry for an answer of `code` whose `Retry-After` field is `retryAfter`,
-    /// or `nil` when the status is final: not transient, or to be asked again only after more
-    /// than ``maxRetryAfter`` seconds. An HTTP date in `Retry-After` counts as absent.
-    static func transient(status code: Int, retryAfter: String?) -> HTTPTransferFailure? {
+    /// The failure to retry for an answer of `code` whose `Retry-After` field is `retryAfter`
+    /// and `Date` field `date`, or `nil` when the status is final: not transient, or to be
+    /// asked again only after more than ``maxRetryAfter`` seconds. `Retry-After` is seconds, or
+    /// an HTTP date, counted from the answer's `Date` (else from now), so that clocks that
+    /// differ do not matter; anything else in it counts as absent.
+    static func transient(status code: Int, retryAfter: String?, date: String?) -> HTTPTransferFailure? {
         guard transientStatuses.contains(code) else { return nil }
-        let seconds = retryAfter.flatMap { field in
-            field.allSatisfy(\.isASCII) ? Int(field.trimmingCharacters(in: .whitespaces)).map(TimeInterval.init) : nil
+        var seconds: TimeInterval?
+        if let field = retryAfter?.trimmingCharacters(in: .whitespaces) {
+            if field.allSatisfy(\.isASCII), let delta = Int(field) {
+                seconds = TimeInterval(delta)
+            } else if let then = HTTPBlobVersion.seconds(inHTTPDate: field) {
+                let now = date.flatMap(HTTPBlobVersion.seconds(inHTTPDate:)) ?? Int64(Date().timeIntervalSince1970)
+                seconds = TimeInterval(then - now)
+            }
         }
         if let seconds, seconds > maxRetryAfter { return nil }
         return .status(code: code, retryAfter: seconds.map { max(0, $0) })
