@@ -17,6 +17,22 @@ import Testing
         }
     }
 
+    /// Expects `error` to be a malformed answer to `operation`, at a URL `url` accepts, whose
+    /// reason mentions `reason` and whose message names the operation and HTTP/1.1 and none of
+    /// `others`.
+    static func expectMalformed(
+        _ error: BlobUploadError?, _ operation: UploadOperation, url accepts: (String) -> Bool, reason fragment: String,
+        notNaming others: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        guard case .malformedAnswer(operation, let url, let reason)? = error else {
+            Issue.record("\(String(describing: error))", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(accepts(url), "\(url)", sourceLocation: sourceLocation)
+        #expect(reason.contains(fragment), "\(reason)", sourceLocation: sourceLocation)
+        expect("\(error!)", names: ["\(operation) \(url)", "no valid HTTP/1.1"], notNaming: others, sourceLocation: sourceLocation)
+    }
+
     /// An `UploadPart` answer whose body runs past 4 MiB is S3's broken answer, not tus's.
     @Test func anOversizeS3AnswerNamesS3AndUploadPart() async throws {
         let endless = "HTTP/1.1 200 OK\r\nETag: \"e\"\r\nContent-Length: 1073741824\r\n\r\n"
@@ -104,13 +120,7 @@ import Testing
             _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
                 ScriptedTus.source(1000), options: ScriptedTus.options(chunkSize: 1000))
         }
-        guard case .malformedAnswer(.tus(method: "PATCH"), let url, let reason)? = error else {
-            Issue.record("\(String(describing: error))")
-            return
-        }
-        #expect(url.hasSuffix("/files/1"), "\(url)")
-        #expect(reason.contains("Content-Length"), "\(reason)")
-        Self.expect("\(error!)", names: ["tus PATCH \(url)", "no valid HTTP/1.1"], notNaming: ["tus protocol", "S3"])
+        Self.expectMalformed(error, .tus(method: "PATCH"), url: { $0.hasSuffix("/files/1") }, reason: "Content-Length", notNaming: ["tus protocol", "S3"])
     }
 
     /// An S3 `UploadPart` answered with a malformed chunk names the S3 operation and blames
@@ -121,13 +131,12 @@ import Testing
         let error = await #expect(throws: S3Error.self) {
             _ = try await S3ErrorTests.client(server).upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart)
         }
-        guard case .transfer(.malformedAnswer(.s3(operation: "UploadPart"), let url, let reason))? = error else {
+        guard case .transfer(let failure)? = error else {
             Issue.record("\(String(describing: error))")
             return
         }
-        #expect(url.contains("uploadId=UP-1"), "\(url)")
-        #expect(reason.contains("chunk"), "\(reason)")
-        Self.expect("\(error!)", names: ["S3 UploadPart", "no valid HTTP/1.1"], notNaming: ["S3 protocol", "tus"])
+        Self.expectMalformed(failure, .s3(operation: "UploadPart"), url: { $0.contains("uploadId=UP-1") }, reason: "chunk", notNaming: ["S3 protocol", "tus"])
+        #expect("\(error!)".contains("no valid HTTP/1.1"), "\(error!)")
     }
 
     /// A streamed PUT answered with something that is no HTTP/1.1 names the plain HTTP PUT,
@@ -139,11 +148,7 @@ import Testing
         let error = await #expect(throws: BlobUploadError.self) {
             _ = try await StreamedUploader(transport: .automatic).upload(InputStream(data: Data("hello".utf8)), to: target)
         }
-        guard case .malformedAnswer(.http(method: "PUT"), target.absoluteString, _)? = error else {
-            Issue.record("\(String(describing: error))")
-            return
-        }
-        Self.expect("\(error!)", names: ["HTTP PUT \(target)", "no valid HTTP/1.1", "malformed status line"], notNaming: ["tus", "S3"])
+        Self.expectMalformed(error, .http(method: "PUT"), url: { $0 == target.absoluteString }, reason: "malformed status line", notNaming: ["tus", "S3"])
     }
 
     /// An S3 upload whose HTTP source (nginx) answers 404 says the source's GET failed, not S3.
