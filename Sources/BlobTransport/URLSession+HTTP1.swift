@@ -30,3 +30,24 @@ extension URLRequest {
         }
     }
 }
+
+extension URLError {
+    /// Whether URLSession failed because the answer breaks HTTP/1.1 (a malformed head, unusable
+    /// framing, a malformed chunk), which the package's own client reports as a protocol
+    /// violation and never retries: both transports classify a broken answer alike. On Linux,
+    /// Foundation reports libcurl's failures as `.unknown` (or `.unsupportedURL`) with only
+    /// libcurl's message, so that message is read; everything else (like "transfer closed with
+    /// N bytes remaining") stays a connection failure.
+    package var isMalformedAnswer: Bool {
+        if [.cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse, .badServerResponse].contains(code) { return true }
+        guard [.unknown, .unsupportedURL].contains(code) else { return false }
+        let message = localizedDescription.lowercased()
+        return Self.libcurlProtocolErrors.contains { message.contains($0) }
+    }
+
+    /// Fragments of libcurl's messages for an answer that breaks HTTP/1.1.
+    static let libcurlProtocolErrors = [
+        "chunked-encoding", "content-length", "header without colon", "http version", "http/0.9",
+        "weird server reply", "status line", "response header", "response code", "content encoding", "content unencoding",
+    ]
+}

@@ -32,7 +32,7 @@ import Testing
         let server = try hugeAnswerServer()
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/files/a")!)
         request.httpMethod = "GET"
-        let reply = try await URLSessionUploadTransport(configuration: URLSessionUploadTransport.defaultConfiguration()).send(request, body: .none)
+        let reply = try await URLSessionUploadTransport(configuration: URLSessionUploadTransport.defaultConfiguration()).send(request, body: .none, as: .tus(method: "GET"))
         #expect(reply.statusCode == 500)
         #expect(reply.body.count == HTTPReply.maxKeptBody)
     }

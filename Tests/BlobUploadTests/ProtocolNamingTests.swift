@@ -123,6 +123,21 @@ import Testing
         Self.expectMalformed(error, .tus(method: "PATCH"), url: { $0.hasSuffix("/files/1") }, reason: "Content-Length", notNaming: ["tus protocol", "S3"])
     }
 
+    /// A tus PATCH answered with a status line that is no HTTP/1.1 is a malformed answer on
+    /// both transports alike (URLSession reports it as libcurl's words only).
+    @Test(arguments: [Transport.automatic, .urlSession])
+    func aMalformedStatusLineIsAMalformedAnswerOnBothTransports(transport: Transport) async throws {
+        let broken = "HTTP/1.1 2x4 No Content\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 1000\r\nContent-Length: 0\r\n\r\n"
+        let server = try ScriptedHTTPServer(connections: [[ScriptedTus.options, ScriptedTus.created("/files/1"), broken]])
+        let error = await #expect(throws: BlobUploadError.self) {
+            _ = try await TusClient(endpoint: ScriptedTus.endpoint(server), transport: transport).upload(
+                ScriptedTus.source(1000), options: ScriptedTus.options(chunkSize: 1000))
+        }
+        let reason = transport == .urlSession ? "response code" : "malformed status line"
+        Self.expectMalformed(error, .tus(method: "PATCH"), url: { $0.hasSuffix("/files/1") }, reason: reason, notNaming: ["tus protocol", "S3"])
+        #expect(server.requests.filter { $0.hasPrefix("PATCH ") }.count == 1, "a malformed answer is not retried")
+    }
+
     /// An S3 `UploadPart` answered with a malformed chunk names the S3 operation and blames
     /// HTTP/1.1, not S3.
     @Test func aMalformedAnswerToAnUploadPartBlamesHTTPNotS3() async throws {

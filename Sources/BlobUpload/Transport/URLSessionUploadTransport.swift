@@ -101,8 +101,10 @@ final class URLSessionUploadTransport: Sendable {
     ///   with a body was redirected,
     ///   ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)`` when one without a
     ///   body was redirected to another origin, ``BlobUploadError/cancelled`` when the calling
-    ///   task was cancelled. A non-2xx status is *not* an error here: callers decide.
-    func send(_ request: URLRequest, body: HTTPBody) async throws(BlobUploadError) -> HTTPReply {
+    ///   task was cancelled, ``BlobUploadError/malformedAnswer(operation:url:reason:)`` naming
+    ///   `operation` when the answer is no valid HTTP/1.1. A non-2xx status is *not* an error
+    ///   here: callers decide.
+    func send(_ request: URLRequest, body: HTTPBody, as operation: UploadOperation) async throws(BlobUploadError) -> HTTPReply {
         var request = request
         let payload: Data?
         let hasBody: Bool
@@ -119,7 +121,7 @@ final class URLSessionUploadTransport: Sendable {
             hasBody = true
         }
         let call = PendingCall(
-            method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"),
+            method: request.httpMethod ?? "GET", url: request.url ?? URL(fileURLWithPath: "/"), operation: operation,
             interrupter: Interrupter(watching: body.stream))
         let guardian = RedirectGuard(call: call, refuses: hasBody)
         let (session, submitQueue) = (self.session, self.submitQueue)
@@ -152,6 +154,8 @@ final class URLSessionUploadTransport: Sendable {
 private final class PendingCall: Sendable {
     let method: String
     let url: URL
+    /// What a malformed answer is named as.
+    let operation: UploadOperation
     /// Unblocks a body read that URLSession's queue is waiting in, so that a cancelled upload
     /// frees that queue.
     private let interrupter: Interrupter
@@ -164,9 +168,10 @@ private final class PendingCall: Sendable {
         var result: Result<HTTPReply, BlobUploadError>?
     }
 
-    init(method: String, url: URL, interrupter: Interrupter) {
+    init(method: String, url: URL, operation: UploadOperation, interrupter: Interrupter) {
         self.method = method
         self.url = url
+        self.operation = operation
         self.interrupter = interrupter
     }
 
@@ -225,6 +230,9 @@ private final class PendingCall: Sendable {
         if let error {
             if let urlError = error as? URLError {
                 if urlError.code == .cancelled { return .failure(.cancelled) }
+                if urlError.isMalformedAnswer {
+                    return .failure(.malformedAnswer(operation: operation, url: url.absoluteString, reason: urlError.localizedDescription))
+                }
                 return .failure(.network(
                     method: method, url: url.absoluteString,
                     reason: urlError.localizedDescription, code: urlError.code.rawValue))

@@ -59,7 +59,7 @@ final class UploadHTTPClient: Sendable {
                     throw .cancelled
                 }
             }
-            return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none)
+            return try await urlSession.send(URLRequest(head), body: body.map(HTTPBody.data) ?? .none, as: .tus(method: head.method))
         }
     }
 
@@ -67,7 +67,7 @@ final class UploadHTTPClient: Sendable {
     func send(_ head: HTTPRequestHead, streaming body: InputStream, expectedLength: Int64?) async throws(BlobUploadError) -> HTTPReply {
         switch transport.route(for: head.url) {
         case .own: try await socket.send(head, streaming: body, expectedLength: expectedLength)
-        case .urlSession: try await urlSession.send(URLRequest(head), body: .stream(body))
+        case .urlSession: try await urlSession.send(URLRequest(head), body: .stream(body), as: .http(method: head.method))
         }
     }
 

@@ -206,14 +206,10 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
     private static func failure(for error: any Error, timeout: TimeInterval) -> HTTPTransferFailure {
         let reason = error.localizedDescription
         guard let urlError = error as? URLError else { return .connection(reason: reason) }
-        if [.unknown, .unsupportedURL].contains(urlError.code), isLibcurlProtocolError(reason) {
-            return .protocolViolation(reason: reason)
-        }
+        if urlError.isMalformedAnswer { return .protocolViolation(reason: reason) }
         switch urlError.code {
         case .timedOut:
             return .timedOut(operation: "waiting for the server", seconds: timeout)
-        case .cannotDecodeRawData, .cannotDecodeContentData, .cannotParseResponse, .badServerResponse:
-            return .protocolViolation(reason: reason)
         case .badURL, .unsupportedURL, .httpTooManyRedirects, .userAuthenticationRequired,
              .secureConnectionFailed, .serverCertificateHasBadDate, .serverCertificateUntrusted,
              .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid, .clientCertificateRejected,
@@ -222,20 +218,5 @@ final class URLSessionHTTPTransfer: HTTPTransfer {
         default:
             return .connection(reason: reason)
         }
-    }
-
-    /// Fragments of libcurl's messages for a response that breaks HTTP. On Linux, Foundation
-    /// reports libcurl's failures as `URLError.unknown` (or `.unsupportedURL`) with only
-    /// libcurl's message, so this is how to hold a malformed head or chunk framing to
-    /// the rule the socket transport follows: a protocol violation, not retried; everything
-    /// else (like "transfer closed with N bytes remaining") stays a retried connection failure.
-    static let libcurlProtocolErrors = [
-        "chunked-encoding", "content-length", "header without colon", "http version", "http/0.9",
-        "weird server reply", "status line", "response header", "content encoding", "content unencoding",
-    ]
-
-    static func isLibcurlProtocolError(_ message: String) -> Bool {
-        let lowercased = message.lowercased()
-        return libcurlProtocolErrors.contains { lowercased.contains($0) }
     }
 }
