@@ -217,8 +217,4 @@ extension BlobUploadError {
         URLError.Code.serverCertificateUntrusted.rawValue, URLError.Code.serverCertificateHasBadDate.rawValue,
         URLError.Code.serverCertificateHasUnknownRoot.rawValue,
     ]
-
-    /// HTTP statuses of 500 and above that say the server will never do what was asked (501
-    /// Not Implemented, 505 HTTP Version Not Supported): no retry.
-    static let permanentServerStatuses: Set<Int> = [501, 505]
 }

@@ -1,5 +1,6 @@
 import BlobStream
 import Foundation
+internal import HTTP1
 
 /// How a ``TusUpload`` tries again: which failures may pass, how many in a row it takes, and
 /// how long it waits between tries.
@@ -49,7 +50,8 @@ extension TusUpload {
         case .network(_, _, _, let code):
             return !BlobUploadError.permanentNetworkCodes.contains(code ?? 0)
         case .httpStatus(_, _, let status, _):
-            return (status >= 500 && !BlobUploadError.permanentServerStatuses.contains(status)) || [408, 409, 423, 429, 460].contains(status)
+            // tus adds a lost race (409), a locked upload (423) and a checksum mismatch (460).
+            return HTTPStatusRetry.asksAgainLater(status) || [409, 423, 460].contains(status)
         default:
             return false
         }

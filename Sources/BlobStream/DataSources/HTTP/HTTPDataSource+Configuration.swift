@@ -39,7 +39,7 @@ extension HTTPDataSource {
         public var minimumSpeed: MinimumSpeed
 
         /// How many times in a row the source reconnects after a dropped connection, a short body,
-        /// a timeout or a status that says to ask again later (408, 429, 500, 502, 503, 504)
+        /// a timeout or a status that says to ask again later (408, 429, a 5xx but 501 and 505)
         /// before it gives up with the last error. Progress resets the count, but for
         /// attempts that failed below ``minimumSpeed``: those count until the next open or seek.
         public var maxRetries: Int

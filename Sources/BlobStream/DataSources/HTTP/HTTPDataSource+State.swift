@@ -179,14 +179,21 @@ extension HTTPDataSource {
 
     /// Whether a failure now (other than one too slow) would be retried by ``retryOrFail(_:_:_:)``.
     func retriesRemain(_ s: State) -> Bool {
-        max(s.consecutiveFailures + 1, s.slowFailures) <= configuration.maxRetries
+        Self.attempts(after: .connection(reason: ""), s) <= configuration.maxRetries
+    }
+
+    /// The attempts counted once `failure` is: every failure in a row since the last progress,
+    /// or every one too slow since the open or seek, whichever are more.
+    private static func attempts(after failure: HTTPTransferFailure, _ s: State) -> Int {
+        let slow = if case .tooSlow = failure { 1 } else { 0 }
+        return max(s.consecutiveFailures + 1, s.slowFailures + slow)
     }
 
     /// Schedules a reconnect at the frontier after a retryable failure, or gives up with it.
     func retryOrFail(_ failure: HTTPTransferFailure, _ s: inout State, _ effects: inout Effects) {
+        let attempts = Self.attempts(after: failure, s)
         s.consecutiveFailures += 1
         if case .tooSlow = failure { s.slowFailures += 1 }
-        let attempts = max(s.consecutiveFailures, s.slowFailures)
         guard attempts <= configuration.maxRetries else {
             fail(error(for: failure, at: s.frontier, attempts: attempts, in: s), &s, &effects)
             return

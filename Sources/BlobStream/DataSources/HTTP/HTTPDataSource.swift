@@ -47,7 +47,7 @@ internal import SystemCalls
 /// any other `416`, and every other status but `200` and `206` (after redirects), fails with
 /// ``BlobStreamError/httpStatus(url:statusCode:message:)``, with what the start of its body
 /// says in one line — after the reconnects of
-/// ``Configuration/maxRetries`` when it says to ask again later (408, 429, 500, 502, 503, 504),
+/// ``Configuration/maxRetries`` when it says to ask again later (408, 429, a 5xx but 501 and 505),
 /// each waiting at least the `Retry-After` seconds it names (a server that asks for more than
 /// 30 s is not asked again).
 /// Redirects are followed (the source only sends `GET`), at most 16; `Authorization`,

@@ -31,13 +31,10 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// URLSession refuses, too many redirects). Not retried.
     case unusable(reason: String)
     /// The server answered `code`, a status that says to ask again later
-    /// (``transientStatuses``), and named in `Retry-After` how many seconds to wait, if it did.
-    /// Retried, waiting at least that long.
+    /// (``HTTPStatusRetry/asksAgainLater(_:)``: a time-out, throttling such as S3's 503 Slow
+    /// Down, an overloaded or restarting server or gateway), and named in `Retry-After` how
+    /// many seconds to wait, if it did. Retried, waiting at least that long.
     case status(code: Int, retryAfter: TimeInterval?)
-
-    /// Statuses a later request may pass: a time-out, throttling (429, S3's 503 Slow Down), an
-    /// overloaded or restarting server or gateway.
-    static let transientStatuses: Set<Int> = [408, 429, 500, 502, 503, 504]
 
     /// The longest `Retry-After` waited for, in seconds (the longest reconnect delay): a server
     /// that asks for longer is not asked again, and its status is the error.
@@ -49,10 +46,13 @@ enum HTTPTransferFailure: Error, Sendable, Equatable {
     /// an HTTP date, counted from the answer's `Date` (else from now), so that clocks that
     /// differ do not matter; anything else in it counts as absent.
     static func transient(status code: Int, retryAfter: String?, date: String?) -> HTTPTransferFailure? {
-        guard transientStatuses.contains(code) else { return nil }
+        guard HTTPStatusRetry.asksAgainLater(code) else { return nil }
         var seconds: TimeInterval?
         if let field = retryAfter?.trimmingCharacters(in: .whitespaces) {
-            if field.allSatisfy(\.isASCII), let delta = Int(field) {
+            if !field.isEmpty, field.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                // Digits too many for an Int are a wait longer than any limit.
+                seconds = Int(field).map(TimeInterval.init) ?? .infinity
+            } else if let delta = Int(field) {
                 seconds = TimeInterval(delta)
             } else if let then = HTTPBlobVersion.seconds(inHTTPDate: field) {
                 let now = date.flatMap(HTTPBlobVersion.seconds(inHTTPDate:)) ?? Int64(Date().timeIntervalSince1970)
