@@ -40,9 +40,24 @@ package enum HTTPErrorMessage {
             guard let first = lines.first(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
             line = String(first)
         }
-        let clean = String(line.map { isControl($0) ? " " : $0 }).trimmingCharacters(in: .whitespaces)
+        let clean = printable(line).trimmingCharacters(in: .whitespaces)
         guard !clean.isEmpty else { return nil }
-        return clean.count > maxLength ? clean.prefix(maxLength) + "…" : clean
+        return clean.unicodeScalars.count > maxLength ? String(String.UnicodeScalarView(clean.unicodeScalars.prefix(maxLength))) + "…" : clean
+    }
+
+    /// `line` safe to print on a terminal: control characters made spaces, and invisible format
+    /// characters (bidirectional overrides, zero-width ones) dropped, so the message shows what
+    /// it says and nothing can reorder or hide it.
+    private static func printable(_ line: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in line.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control: scalars.append(" ")
+            case .format: continue
+            default: scalars.append(scalar)
+            }
+        }
+        return String(scalars)
     }
 
     /// `Code: Message` of an XML error document (`<Error><Code>…</Code><Message>…</Message>`),
@@ -53,7 +68,7 @@ package enum HTTPErrorMessage {
         func element(_ name: String) -> String? {
             guard let open = text.range(of: "<\(name)>"), let close = text[open.upperBound...].range(of: "</\(name)>") else { return nil }
             let words = text[open.upperBound..<close.lowerBound].split(whereSeparator: \.isWhitespace)
-            return words.isEmpty ? nil : words.joined(separator: " ")
+            return words.isEmpty ? nil : unescaped(words.joined(separator: " "))
         }
         switch (element("Code"), element("Message")) {
         case (let code?, let message?): return "\(code): \(message)"
@@ -63,8 +78,11 @@ package enum HTTPErrorMessage {
         }
     }
 
-    private static func isControl(_ character: Character) -> Bool {
-        character.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    /// `text` with XML's five predefined entities replaced (`&amp;` last, so `&amp;lt;` stays `&lt;`).
+    private static func unescaped(_ text: String) -> String {
+        [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&amp;", "&")].reduce(text) {
+            $0.replacingOccurrences(of: $1.0, with: $1.1)
+        }
     }
 
     /// The text of the page's `<title>`, whitespace collapsed.

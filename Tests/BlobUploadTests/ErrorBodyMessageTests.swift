@@ -39,6 +39,23 @@ import Testing
         #expect(message(text, type: "text/plain") == "x" + String(repeating: "é", count: 199) + "…")
     }
 
+    /// Nothing in a message can reorder or hide what a terminal shows (a right-to-left
+    /// override, zero-width characters), and no character can carry an unbounded tail of
+    /// combining marks past the limit.
+    @Test func invisibleAndUnboundedCharactersAreKeptOut() {
+        #expect(message("evil \u{202E}gnp.exe\u{202C} done\u{200B}!") == "evil gnp.exe done!")
+        let marks = message("a" + String(repeating: "\u{0301}", count: 4000))
+        #expect(marks.map { $0.unicodeScalars.count } == 201, "\(marks?.unicodeScalars.count ?? -1)")
+    }
+
+    /// An XML error document (S3's, GCS's) is its code and message, entities decoded.
+    @Test func anXMLErrorDocumentIsItsCodeAndMessage() {
+        let document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InvalidArgument</Code>"
+            + "<Message>A &amp; B &lt;x&gt;</Message></Error>"
+        #expect(message(document, status: 400, type: "application/xml") == "InvalidArgument: A & B <x>")
+        #expect(message("<Error><Code>NoSuchKey</Code></Error>", status: 404) == "NoSuchKey")
+    }
+
     @Test func binaryBodiesKeepNothing() {
         let reply = HTTPReply(
             method: "PUT", url: URL(string: "http://example.com/x")!, statusCode: 500, headers: [:],
