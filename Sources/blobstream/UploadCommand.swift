@@ -262,9 +262,9 @@ private final class UploadReporter: @unchecked Sendable {
                 retrying(attempt: attempt, delay: delay, error: error)
             case .createdAgain(let uploadURL, let earlier):
                 let them = earlier == 1 ? "an earlier attempt" : "\(earlier) earlier attempts"
-                console.error("warning: the upload was created on attempt \(earlier + 1): \(them) failed after reaching the server "
-                    + "and may have left an upload that nothing will finish (tus servers remove unfinished uploads when they "
-                    + "expire); this upload is \(uploadURL.absoluteString)")
+                console.error("warning: the upload was created on attempt \(earlier + 1): \(them) failed after it may have reached "
+                    + "the server, and may have left an upload that nothing will finish (tus servers remove unfinished uploads "
+                    + "when they expire); this upload is \(uploadURL.absoluteString)")
             case .restarting(let goneURL):
                 console.error("\(goneURL.absoluteString) is gone; starting a new upload")
             case .journal(let notice):

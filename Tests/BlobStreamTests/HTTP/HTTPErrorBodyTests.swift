@@ -16,13 +16,15 @@ import Testing
     }
 
     /// Opens a source on `server`, which it stops; the error, the URL and the seconds the open took.
-    static func open(_ server: ScriptedHTTPServer, transport: HTTPDataSource.Transport) async throws -> (BlobStreamError?, String, TimeInterval) {
+    static func open(
+        _ server: ScriptedHTTPServer, transport: HTTPDataSource.Transport, minimumSpeed: MinimumSpeed = .standard
+    ) async throws -> (BlobStreamError?, String, TimeInterval) {
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)/blob?X-Amz-Signature=abc"
         let (error, seconds) = try await blocking { () -> (BlobStreamError?, TimeInterval) in
             let started = Date()
             let source = HTTPDataSource(url: URL(string: url)!, configuration: .init(
-                requestTimeout: 5, idleTimeout: 1, maxRetries: 0, transport: transport))
+                requestTimeout: 5, idleTimeout: 1, minimumSpeed: minimumSpeed, maxRetries: 0, transport: transport))
             defer { source.close() }
             let result = try SourceReader(source: source, timeout: 60).open()
             guard case .failure(let error) = result else { return (nil, Date().timeIntervalSince(started)) }
@@ -51,11 +53,12 @@ import Testing
     }
 
     /// A web server's error page says no more than its status: no message.
-    @Test func anErrorPageThatRepeatsTheStatusAddsNothing() async throws {
+    @Test(arguments: transports)
+    func anErrorPageThatRepeatsTheStatusAddsNothing(transport: HTTPDataSource.Transport) async throws {
         let page = "<html><head><title>404 Not Found</title></head><body><h1>404 Not Found</h1></body></html>"
         let (error, url) = try await Self.open(
             ScriptedHTTPServer.response(status: "404 Not Found", fields: ["Content-Type": "text/html"], body: Array(page.utf8)),
-            transport: .automatic)
+            transport: transport)
         #expect(error == .httpStatus(url: url, statusCode: 404))
     }
 
@@ -84,5 +87,23 @@ import Testing
         #expect(error == .httpStatus(url: url, statusCode: 403, message: "Expi"))
         // The source's idle time-out (1 s) ended it, not the body's end 35 s later.
         #expect(seconds < 20, "\(seconds)")
+    }
+
+    /// An error body that trickles in, never silent long enough for the idle time-out and with
+    /// no minimum speed, is read for a few seconds only: the status comes with what arrived.
+    @Test(arguments: transports)
+    func aTricklingErrorBodyIsReadForAFewSecondsOnly(transport: HTTPDataSource.Transport) async throws {
+        let head = "HTTP/1.1 403 Forbidden\r\nContent-Length: 100\r\n\r\n"
+        // "Ex" at once, then a byte each 0.5 s: 49 s for the whole body.
+        let trickling = try ScriptedHTTPServer(pacing: .init(after: head.utf8.count + 2, bytes: 1, interval: 0.5, steps: 98)) { _ in
+            Array((head + "Ex" + String(repeating: "p", count: 98)).utf8)
+        }
+        let (error, url, seconds) = try await Self.open(trickling, transport: transport, minimumSpeed: .off)
+        guard case .httpStatus(url, 403, let message?)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(message.hasPrefix("Exp") && message.count < 98, "\(message)")
+        #expect(seconds < 30, "\(seconds)")
     }
 }

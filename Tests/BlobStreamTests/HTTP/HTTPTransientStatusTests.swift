@@ -96,15 +96,47 @@ import Testing
     }
 
     /// `Retry-After` is waited for, although the reconnect delay is far shorter.
-    @Test func retryAfterIsWaitedFor() async throws {
+    @Test(arguments: transports)
+    func retryAfterIsWaitedFor(transport: HTTPDataSource.Transport) async throws {
         let count = Count()
         let server = try ScriptedHTTPServer { request in
             count.next() == 0 ? Self.unavailable(retryAfter: "1") : Self.partial(request.fields["range"])
         }
         defer { server.stop() }
-        let (result, seconds) = try await Self.read(server, transport: .automatic)
+        let (result, seconds) = try await Self.read(server, transport: transport)
         #expect(try result.get() == Self.bytes)
         #expect(seconds >= 0.95, "\(seconds)")
+    }
+
+    /// A source closed while it waits out a `Retry-After` ends its open at once, and asks the
+    /// server nothing more.
+    @Test(arguments: transports)
+    func aCloseDuringTheWaitEndsItAtOnce(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { _ in Self.unavailable(retryAfter: "20") }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        let (outcome, seconds) = try await blocking { () -> (Result<BlobSourceDescription, BlobStreamError>?, TimeInterval) in
+            let source = HTTPDataSource(url: url, configuration: .init(maxRetries: 3, transport: transport))
+            let done = DispatchSemaphore(value: 0)
+            let box = Locked<Result<BlobSourceDescription, BlobStreamError>?>(nil)
+            source.open(at: 0) { result in
+                box.value = result
+                done.signal()
+            }
+            while server.parsedRequests.isEmpty { Thread.sleep(forTimeInterval: 0.01) }
+            Thread.sleep(forTimeInterval: 0.2)
+            let closed = Date()
+            source.close()
+            _ = done.wait(timeout: .now() + 15)
+            return (box.value, Date().timeIntervalSince(closed))
+        }
+        guard case .failure? = outcome else {
+            Issue.record("the open did not end with a failure: \(String(describing: outcome))")
+            return
+        }
+        #expect(seconds < 5, "\(seconds)")
+        try await Task.sleep(nanoseconds: 500_000_000)
+        #expect(server.parsedRequests.count == 1)
     }
 
     /// A server that asks to come back in an hour, and a status no later request passes

@@ -1,4 +1,5 @@
 import Foundation
+internal import HTTP1
 
 /// The read-ahead's state and the transitions shared by reads and transfer events. Every
 /// function here runs with the state's lock held and only records what to do afterwards in
@@ -59,11 +60,18 @@ extension HTTPDataSource {
         var errorBody: ErrorBody?
     }
 
-    /// The start of an error answer's body (at most ``HTTPErrorMessage/maxBodyBytes``).
+    /// The start of an error answer's body (at most ``HTTPErrorMessage/maxBodyBytes``), read for
+    /// at most ``seconds``: the message is a courtesy, and a body that trickles in must not
+    /// hold the error back.
     struct ErrorBody: Sendable {
+        static let seconds = 5.0
         let statusCode: Int
         let contentType: String?
+        let deadline = DispatchTime.now() + ErrorBody.seconds
         var bytes: [UInt8] = []
+
+        /// Whether the message is what it will be: the bytes it looks at arrived, or the time is up.
+        var isDone: Bool { bytes.count >= HTTPErrorMessage.maxBodyBytes || DispatchTime.now() >= deadline }
     }
 
     /// What to do once the lock is released, in this order.

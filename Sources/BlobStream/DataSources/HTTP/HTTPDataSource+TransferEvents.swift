@@ -100,7 +100,7 @@ extension HTTPDataSource: HTTPTransferSink {
             guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return false }
             if var body = transfer.errorBody {
                 body.bytes += bytes.prefix(HTTPErrorMessage.maxBodyBytes - body.bytes.count)
-                guard body.bytes.count < HTTPErrorMessage.maxBodyBytes else {
+                guard !body.isDone else {
                     fail(statusError(body), &s, &effects)
                     return false
                 }

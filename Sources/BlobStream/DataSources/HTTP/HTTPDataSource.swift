@@ -72,16 +72,16 @@ internal import SystemCalls
 /// pull request 5286); the socket transport of `http:` reports a network error.
 ///
 /// ## Failures
-/// A dropped connection, a body shorter than announced, or a timeout
-/// (``Configuration/requestTimeout``, ``Configuration/idleTimeout``) is handled inside the
-/// source: it reconnects at the first byte it does not have, checked against the pin, after
+/// A dropped connection, a body shorter than announced, a timeout
+/// (``Configuration/requestTimeout``, ``Configuration/idleTimeout``), or a status that says to
+/// ask again later (waiting at least its `Retry-After`) is handled inside the source: it reconnects at the first byte it does not have, checked against the pin, after
 /// ``Configuration/retryDelay`` doubling each time, at most ``Configuration/maxRetries`` times in
 /// a row, while reads answer `wouldBlock`; the output stays byte-identical. It does not return
 /// ``BlobSourceReadResult/invalidated`` for this, because a reopen by the stream would drop the
 /// buffered bytes and has no backoff, and because only the source can tell a drop from a
 /// changed blob. When the retries run out, the read at the first missing byte fails with the
-/// last error: ``BlobStreamError/timedOut(resource:operation:seconds:)`` or
-/// ``BlobStreamError/network(url:reason:)``.
+/// last error: ``BlobStreamError/timedOut(resource:operation:seconds:)``,
+/// ``BlobStreamError/network(url:reason:)`` or ``BlobStreamError/httpStatus(url:statusCode:message:)``.
 ///
 /// ## Transports and which compositions work
 /// With ``Transport/automatic``, `http:` runs over a TCP connection of the source's own, on a
