@@ -65,6 +65,22 @@ import Testing
         #expect(server.parsedRequests.count == 4)
     }
 
+    /// A status's body in a content coding (a gateway's gzipped error page) is no reason to
+    /// give up: the coding matters only for the blob's own bytes.
+    @Test(arguments: transports)
+    func aCodedErrorBodyIsStillAStatus(transport: HTTPDataSource.Transport) async throws {
+        let count = Count()
+        let coded = ScriptedHTTPServer.response(
+            status: "503 Service Unavailable", fields: ["Content-Encoding": "gzip"], body: [0x1F, 0x8B, 0x08, 0x00])
+        let server = try ScriptedHTTPServer { request in
+            count.next() == 0 ? coded : Self.partial(request.fields["range"])
+        }
+        defer { server.stop() }
+        let (result, _) = try await Self.read(server, transport: transport)
+        #expect(try result.get() == Self.bytes)
+        #expect(server.parsedRequests.count == 2)
+    }
+
     /// A status after part of the body is asked again from the first byte not yet read.
     @Test(arguments: transports)
     func aStatusAfterPartOfTheBodyIsAskedAgainFromWhereItStopped(transport: HTTPDataSource.Transport) async throws {

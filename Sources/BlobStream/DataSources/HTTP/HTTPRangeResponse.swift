@@ -57,7 +57,9 @@ struct HTTPRangeResponse: Equatable {
             guard let knownLength, let length, knownLength != length else { return nil }
             return "another version: the length was \(knownLength) bytes and is now \(length)"
         }
-        if let reason = head.framingViolation ?? head.contentCodingViolation { return violation(reason) }
+        // Only the blob's bytes must come as they are; an error's body is read for its message only.
+        let carriesBlob = head.statusCode == 200 || head.statusCode == 206
+        if let reason = head.framingViolation ?? (carriesBlob ? head.contentCodingViolation : nil) { return violation(reason) }
         let version = HTTPBlobVersion(head)
         switch head.statusCode {
         case 206:
