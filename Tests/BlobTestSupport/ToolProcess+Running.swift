@@ -150,6 +150,21 @@ extension ToolProcess {
             return String(decoding: outputData.value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init)
         }
 
+        /// Waits, off the cooperative pool, until the child has exited (or is a zombie) with its
+        /// standard input still open, or `timeout` passed; returns whether it exited. For a test
+        /// whose child must end by a signal alone: ``finished()`` closes standard input first.
+        public func exited(timeout: Double = 60) async -> Bool {
+            await offThePool { [self] in
+                let deadline = Date().addingTimeInterval(timeout)
+                while Date() < deadline {
+                    let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+                    if !process.isRunning || status?.contains("State:\tZ") != false { return true }
+                    usleep(20_000)
+                }
+                return false
+            }
+        }
+
         /// Sends `signal` to the child.
         public func send(_ signal: Int32) {
             // Never kill(0, …) or a stale pid: that could hit the test runner's own group.

@@ -65,6 +65,8 @@ import Testing
         let process = try ToolProcess.startBlobstream(["checksum", "-"], standardInput: .pipe)
         await process.feed(Data("some bytes".utf8))
         #expect(await process.send(SIGINT, once: .init()).handlesSignals)
+        // Standard input stays open until the child exited: its end would be a reason to finish.
+        #expect(await process.exited())
         let result = await process.finished()
         #expect(result.status == 130)
         #expect(result.standardOutput.isEmpty)

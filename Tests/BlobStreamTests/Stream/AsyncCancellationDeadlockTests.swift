@@ -20,8 +20,9 @@ import Testing
             let source = JitterSource(length: 256 * 1024)
             source.wouldBlockChance = 0.7
             source.maxWakeDelay = 0.0002
-            let finished = DispatchSemaphore(value: 0)
+            let (started, finished) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
             let task = Task {
+                started.signal()
                 defer { finished.signal() }
                 await read(source)
             }
@@ -32,8 +33,10 @@ import Testing
                 box.value.cancel()
                 cancelled.signal()
             }
+            // A task the loaded pool has not started yet cannot deadlock: the patience counts from its start.
             let ok = await offThePool {
-                cancelled.wait(timeout: .now() + patience) == .success && finished.wait(timeout: .now() + patience) == .success
+                started.wait(timeout: .now() + 10 * patience) == .success
+                    && cancelled.wait(timeout: .now() + patience) == .success && finished.wait(timeout: .now() + patience) == .success
             }
             if !ok {
                 Issue.record("round \(round): Task.cancel() or the cancelled \(what) did not return within \(patience) s (deadlock)")
