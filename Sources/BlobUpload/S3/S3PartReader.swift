@@ -21,9 +21,9 @@ struct S3PartDigests: Sendable {
 /// checksum while its bytes are read (never in a second pass).
 ///
 /// A source that opens at any offset (a file, an asset, an HTTP blob: anything
-/// ``UploadSource/dataSource(name:length:_:)`` makes) gives every part its own stream, opened
-/// at the part's offset, so parts are read in parallel. A source of plain streams is read
-/// once, in order, by one stream: each part waits for the part before it to be read. Every
+/// ``UploadSource/dataSource(name:length:_:)`` makes) and names its version gives every part
+/// its own stream, opened at the part's offset, so parts are read in parallel. A source of
+/// plain streams, or one that names no version, is read once, in order, by one stream: each part waits for the part before it to be read. Every
 /// stream is pinned to the version the first one saw (``VersionPin``), and the last part is
 /// complete only once its stream reported the end (after a ``BlobInputStream`` confirmed its
 /// source unchanged).
@@ -83,8 +83,10 @@ final class S3PartReader: @unchecked Sendable {
         self.length = length
         var positional = false
         // A stream of unknown length is read once, in order; no other is ever made (a second
-        // data source over standard input would read, or close, the same descriptor).
-        if let length, length > 1, let probe = try? source.stream(at: 1, pinnedTo: pin) {
+        // data source over standard input would read, or close, the same descriptor). So is a
+        // source that names no version (an HTTP server without ETag or Last-Modified): streams
+        // opened apart could not be told to be of one version, and the parts would mix two.
+        if let length, length > 1, pin.pinned != nil, let probe = try? source.stream(at: 1, pinnedTo: pin) {
             positional = probe.startOffset == 1
             probe.stream.close()
         }
