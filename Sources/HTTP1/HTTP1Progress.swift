@@ -7,7 +7,8 @@ package struct HTTP1Progress: Sendable, Equatable {
     }
 
     package var stage: Stage
-    /// Request bytes (head and body) sent in the exchange.
+    /// Request bytes (head and body) sent in the exchange: handed to the kernel, which may
+    /// still hold some unread by the peer.
     package var bytesSent: Int
 
     /// The activity, as "timed out …" continues.
@@ -15,7 +16,7 @@ package struct HTTP1Progress: Sendable, Equatable {
         switch stage {
         case .connecting: "connecting"
         case .handshaking: "in the TLS handshake"
-        case .sending: "sending the request, after \(bytesSent) bytes"
+        case .sending: "sending the request, with \(bytesSent) bytes written to the connection (the server may have read fewer)"
         case .awaitingAnswer: "waiting for the answer, after sending the whole request (\(bytesSent) bytes)"
         case .readingAnswer: "reading the answer"
         }

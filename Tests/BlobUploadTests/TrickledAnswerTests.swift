@@ -2,6 +2,7 @@ import BlobStream
 import BlobTestSupport
 @testable import BlobUpload
 import Foundation
+import HTTP1
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -79,5 +80,19 @@ import Testing
         let error = await #expect(throws: BlobUploadError.self) { _ = try await client.discover() }
         Self.expectTimeout(error, activity: "waiting for the answer, after sending the whole request (")
         #expect(server.pacedBytes < 25, "the client waited for the whole trickle")
+    }
+
+    /// A peer that never reads the body times the request out while it is sent, and the
+    /// message counts the bytes written to the connection as such, not as bytes the server took.
+    @Test func aBodyThePeerNeverReadsTimesOutWhileSent() async throws {
+        // Listening, never accepting: the kernel takes what its buffers hold, then nothing.
+        let (listener, port) = try LoopbackSocket.listening()
+        defer { close(listener) }
+        let head = HTTPRequestHead(method: "PATCH", url: URL(string: "http://127.0.0.1:\(port)/files/x")!, fields: [("Tus-Resumable", "1.0.0")])
+        let error = await #expect(throws: BlobUploadError.self) {
+            _ = try await SocketHTTPTransport(timeout: 1).send(head, body: Data(count: 64 << 20))
+        }
+        Self.expectTimeout(error, activity: "sending the request, with ")
+        #expect("\(String(describing: error))".contains("bytes written to the connection (the server may have read fewer)"), "\(String(describing: error))")
     }
 }
