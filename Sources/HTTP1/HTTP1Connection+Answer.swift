@@ -96,7 +96,7 @@ extension HTTP1Connection {
             trailing = buffer.count - consumed
         }
         if failingPastLimit, overflowed { throw .answerTooLong(limit: limit) }
-        let reusable = trailing == 0 && head.keepsConnection && !decoder.endsAtClose && head.statusCode != 101
+        let reusable = trailing == 0 && head.keepsConnection && !decoder.endsAtClose
         return HTTP1Answer(head: head, body: body, reusable: reusable)
     }
 

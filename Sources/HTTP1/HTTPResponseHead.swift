@@ -86,9 +86,12 @@ package struct HTTPResponseHead: Sendable, Equatable {
     /// 101 (Switching Protocols), after which the connection no longer speaks HTTP/1.1.
     package var isInterim: Bool { (100...199).contains(statusCode) && statusCode != 101 }
 
-    /// Whether the server keeps the connection open after this answer: HTTP/1.1 unless it
-    /// says `Connection: close`, HTTP/1.0 only if it says `keep-alive`.
+    /// Whether the server keeps the connection open for another HTTP/1.1 request after this
+    /// answer: HTTP/1.1 unless it says `Connection: close`, HTTP/1.0 only if it says
+    /// `keep-alive`; never after `101 Switching Protocols`, past which the connection speaks
+    /// another protocol.
     package var keepsConnection: Bool {
+        if statusCode == 101 { return false }
         let tokens = (self["connection"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if tokens.contains("close") { return false }
         return version != "HTTP/1.0" || tokens.contains("keep-alive")
