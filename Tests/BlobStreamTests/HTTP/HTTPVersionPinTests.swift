@@ -76,6 +76,21 @@ import Testing
         #expect(requests.last?.fields["if-range"] == "\"v1\"")
     }
 
+    /// A blob that shrank below the offset asked for: a server that checks the range before
+    /// If-Range answers 416 with the new total, or with new validators; either is another
+    /// version, not a failed request.
+    @Test(arguments: transports)
+    func a416NamingAnotherLengthOrVersionIsSourceChanged(transport: HTTPDataSource.Transport) async throws {
+        let (shorter, _, url) = try await Self.seekAfterPin(transport: transport, first: ["ETag": "\"v1\""]) { _ in
+            ScriptedHTTPServer.response(status: "416 Range Not Satisfiable", fields: ["Content-Range": "bytes */40000", "ETag": "\"v1\""])
+        }
+        Self.expectChanged(shorter, url, mentioning: "40000")
+        let (retagged, _, otherURL) = try await Self.seekAfterPin(transport: transport, first: ["ETag": "\"v1\""]) { _ in
+            ScriptedHTTPServer.response(status: "416 Range Not Satisfiable", fields: ["ETag": "\"v2\""])
+        }
+        Self.expectChanged(retagged, otherURL, mentioning: "\"v2\"")
+    }
+
     @Test(arguments: transports)
     func entityTagThatChangesInA206IsSourceChanged(transport: HTTPDataSource.Transport) async throws {
         // A server that ignores If-Range and sends the new version's bytes as asked.

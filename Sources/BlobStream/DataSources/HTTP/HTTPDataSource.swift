@@ -44,7 +44,9 @@ internal import SystemCalls
 /// reconnect). `416` at exactly the end of the blob means there is nothing more (the validators
 /// it names, if any, must be the pinned ones); one that answers the first request, opened past
 /// the end, with the blob's length is ``BlobStreamError/invalidOffset(resource:offset:length:)``;
-/// any other `416`, and every other status but `200` and `206` (after redirects), fails with
+/// a `416` that names another length or other validators than the pinned ones is
+/// ``BlobStreamError/sourceChanged(resource:offset:reason:)`` (the blob shrank between two
+/// requests); any other `416`, and every other status but `200` and `206` (after redirects), fails with
 /// ``BlobStreamError/httpStatus(url:statusCode:message:)``, with what the start of its body
 /// says in one line — after the reconnects of
 /// ``Configuration/maxRetries`` when it says to ask again later (408, 429, a 5xx but 501 and 505),

@@ -35,7 +35,9 @@ struct HTTPRangeResponse: Equatable {
     ///   known length if any, and the validators it names (it may name none) are the pinned ones;
     ///   one to a range from byte 0 that names no length is an empty blob, under the same rules;
     ///   the source's first answer (nothing pinned yet) with a total before the offset asked
-    ///   for is ``BlobStreamError/invalidOffset(resource:offset:length:)``.
+    ///   for is ``BlobStreamError/invalidOffset(resource:offset:length:)``; any other `416`
+    ///   that names another total or other validators than the pinned ones is
+    ///   ``BlobStreamError/sourceChanged(resource:offset:reason:)``.
     /// - Parameters:
     ///   - pinned: The version the reader pinned, or `nil` before the first response.
     ///   - knownLength: The length any earlier response told, or `nil` while unknown.
@@ -114,6 +116,11 @@ struct HTTPRangeResponse: Equatable {
                 // The source's first answer: a reader that starts past the end (a stream
                 // positioned there before its open). The length is all there is to know.
                 return .failure(.invalidOffset(resource: resource, offset: request.first, length: total))
+            }
+            // A total other than the known length, or other validators than the pinned ones, is
+            // another version of the blob (it shrank between two requests), not a failed request.
+            if let reason = lengthChange(to: head.unsatisfiedRangeTotal) ?? pinned?.mismatch(withEndOf: version) {
+                return changed(reason)
             }
             return .failure(.httpStatus(url: resource, statusCode: 416))
         default:
