@@ -17,14 +17,15 @@ import Testing
 
     /// Opens a source on `server`, which it stops; the error, the URL and the seconds the open took.
     static func open(
-        _ server: ScriptedHTTPServer, transport: HTTPDataSource.Transport, minimumSpeed: MinimumSpeed = .standard
+        _ server: ScriptedHTTPServer, transport: HTTPDataSource.Transport, minimumSpeed: MinimumSpeed = .standard,
+        idleTimeout: TimeInterval = 1
     ) async throws -> (BlobStreamError?, String, TimeInterval) {
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)/blob?X-Amz-Signature=abc"
         let (error, seconds) = try await blocking { () -> (BlobStreamError?, TimeInterval) in
             let started = Date()
             let source = HTTPDataSource(url: URL(string: url)!, configuration: .init(
-                requestTimeout: 5, idleTimeout: 1, minimumSpeed: minimumSpeed, maxRetries: 0, transport: transport))
+                requestTimeout: 5, idleTimeout: idleTimeout, minimumSpeed: minimumSpeed, maxRetries: 0, transport: transport))
             defer { source.close() }
             let result = try SourceReader(source: source, timeout: 60).open()
             guard case .failure(let error) = result else { return (nil, Date().timeIntervalSince(started)) }
@@ -105,5 +106,18 @@ import Testing
         }
         #expect(message.hasPrefix("Exp") && message.count < 98, "\(message)")
         #expect(seconds < 30, "\(seconds)")
+    }
+
+    /// An error body that stalls is waited for a few seconds, not for the whole idle time-out.
+    @Test(arguments: transports)
+    func aStalledErrorBodyIsWaitedForAFewSecondsOnly(transport: HTTPDataSource.Transport) async throws {
+        let head = "HTTP/1.1 404 Not Found\r\nContent-Length: 1000\r\n\r\n"
+        // "not found!" at once, then a byte each 40 s.
+        let stalled = try ScriptedHTTPServer(pacing: .init(after: head.utf8.count + 10, bytes: 1, interval: 40, steps: 2)) { _ in
+            Array((head + "not found!" + String(repeating: " ", count: 990)).utf8)
+        }
+        let (error, url, seconds) = try await Self.open(stalled, transport: transport, idleTimeout: 30)
+        #expect(error == .httpStatus(url: url, statusCode: 404, message: "not found!"))
+        #expect(seconds < 20, "\(seconds)")
     }
 }

@@ -61,17 +61,16 @@ extension HTTPDataSource {
     }
 
     /// The start of an error answer's body (at most ``HTTPErrorMessage/maxBodyBytes``), read for
-    /// at most ``seconds``: the message is a courtesy, and a body that trickles in must not
-    /// hold the error back.
+    /// at most ``seconds`` (``HTTPDataSource/errorBodyTimeUp(transfer:)``): the message is a
+    /// courtesy, and a body that trickles in or stalls must not hold the error back.
     struct ErrorBody: Sendable {
         static let seconds = 5.0
         let statusCode: Int
         let contentType: String?
-        let deadline = DispatchTime.now() + ErrorBody.seconds
         var bytes: [UInt8] = []
 
-        /// Whether the message is what it will be: the bytes it looks at arrived, or the time is up.
-        var isDone: Bool { bytes.count >= HTTPErrorMessage.maxBodyBytes || DispatchTime.now() >= deadline }
+        /// Whether the bytes the message looks at all arrived.
+        var isComplete: Bool { bytes.count >= HTTPErrorMessage.maxBodyBytes }
     }
 
     /// What to do once the lock is released, in this order.
@@ -83,6 +82,8 @@ extension HTTPDataSource {
         var start: [any HTTPTransfer] = []
         var retry: (delay: TimeInterval, token: Int)?
         var retryNotice: Retry?
+        /// The transfer whose error body began: its time is up ``ErrorBody/seconds`` from now.
+        var errorBodyStarted: Int?
     }
 
     /// Runs `body` with the lock held, then its effects.
@@ -103,6 +104,11 @@ extension HTTPDataSource {
         if let (delay, token) = effects.retry {
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
                 self?.retryTimerFired(token: token)
+            }
+        }
+        if let id = effects.errorBodyStarted {
+            DispatchQueue.global().asyncAfter(deadline: .now() + ErrorBody.seconds) { [weak self] in
+                self?.errorBodyTimeUp(transfer: id)
             }
         }
     }

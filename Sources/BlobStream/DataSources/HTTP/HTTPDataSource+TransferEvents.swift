@@ -29,6 +29,7 @@ extension HTTPDataSource: HTTPTransferSink {
                 transfer.receivedHead = true
                 transfer.errorBody = ErrorBody(statusCode: code, contentType: head["content-type"])
                 s.transfer = transfer
+                effects.errorBodyStarted = transfer.id
                 return true
             case .failure(let error):
                 fail(error, &s, &effects)
@@ -100,7 +101,7 @@ extension HTTPDataSource: HTTPTransferSink {
             guard var transfer = s.transfer, transfer.id == id, let buffer = s.buffer else { return false }
             if var body = transfer.errorBody {
                 body.bytes += bytes.prefix(HTTPErrorMessage.maxBodyBytes - body.bytes.count)
-                guard !body.isDone else {
+                guard !body.isComplete else {
                     fail(statusError(body), &s, &effects)
                     return false
                 }
@@ -215,6 +216,15 @@ extension HTTPDataSource: HTTPTransferSink {
             if let length = s.knownLength, s.frontier >= length { s.endOfData = true }
             wakeReader(&s, &effects)
             resumeIfNeeded(&s, &effects)
+        }
+    }
+
+    /// Fails with the status of an error body still arriving: what came is its message, even
+    /// while the body stalls (its transfer would wait out the idle time-out).
+    func errorBodyTimeUp(transfer id: Int) {
+        transition { s, effects in
+            guard let transfer = s.transfer, transfer.id == id, let body = transfer.errorBody else { return }
+            fail(statusError(body), &s, &effects)
         }
     }
 
