@@ -34,6 +34,13 @@ import Testing
         return (error, url, seconds)
     }
 
+    /// A server that sends `head` and `atOnce` at once, then `rest` a byte each `interval` seconds.
+    static func paced(_ head: String, _ atOnce: String, then rest: String, every interval: Double) throws -> ScriptedHTTPServer {
+        try ScriptedHTTPServer(pacing: .init(after: head.utf8.count + atOnce.utf8.count, bytes: 1, interval: interval, steps: rest.utf8.count)) { _ in
+            Array((head + atOnce + rest).utf8)
+        }
+    }
+
     @Test(arguments: transports)
     func anS3ErrorDocumentIsItsCodeAndMessage(transport: HTTPDataSource.Transport) async throws {
         let document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied</Code>"
@@ -80,10 +87,7 @@ import Testing
     @Test(arguments: transports)
     func anErrorBodyThatNeverComesIsTheStatusAlone(transport: HTTPDataSource.Transport) async throws {
         let head = "HTTP/1.1 403 Forbidden\r\nContent-Length: 11\r\n\r\n"
-        // "Expi" at once, then a byte each 5 s.
-        let stalled = try ScriptedHTTPServer(pacing: .init(after: head.utf8.count + 4, bytes: 1, interval: 5, steps: 7)) { _ in
-            Array((head + "Expired now").utf8)
-        }
+        let stalled = try Self.paced(head, "Expi", then: "red now", every: 5)
         let (error, url, seconds) = try await Self.open(stalled, transport: transport)
         #expect(error == .httpStatus(url: url, statusCode: 403, message: "Expi"))
         // The source's idle time-out (1 s) ended it, not the body's end 35 s later.
@@ -95,10 +99,8 @@ import Testing
     @Test(arguments: transports)
     func aTricklingErrorBodyIsReadForAFewSecondsOnly(transport: HTTPDataSource.Transport) async throws {
         let head = "HTTP/1.1 403 Forbidden\r\nContent-Length: 100\r\n\r\n"
-        // "Ex" at once, then a byte each 0.5 s: 49 s for the whole body.
-        let trickling = try ScriptedHTTPServer(pacing: .init(after: head.utf8.count + 2, bytes: 1, interval: 0.5, steps: 98)) { _ in
-            Array((head + "Ex" + String(repeating: "p", count: 98)).utf8)
-        }
+        // 49 s for the whole body.
+        let trickling = try Self.paced(head, "Ex", then: String(repeating: "p", count: 98), every: 0.5)
         let (error, url, seconds) = try await Self.open(trickling, transport: transport, minimumSpeed: .off)
         guard case .httpStatus(url, 403, let message?)? = error else {
             Issue.record("\(String(describing: error))")
@@ -112,10 +114,7 @@ import Testing
     @Test(arguments: transports)
     func aStalledErrorBodyIsWaitedForAFewSecondsOnly(transport: HTTPDataSource.Transport) async throws {
         let head = "HTTP/1.1 404 Not Found\r\nContent-Length: 1000\r\n\r\n"
-        // "not found!" at once, then a byte each 40 s.
-        let stalled = try ScriptedHTTPServer(pacing: .init(after: head.utf8.count + 10, bytes: 1, interval: 40, steps: 2)) { _ in
-            Array((head + "not found!" + String(repeating: " ", count: 990)).utf8)
-        }
+        let stalled = try Self.paced(head, "not found!", then: String(repeating: " ", count: 990), every: 40)
         let (error, url, seconds) = try await Self.open(stalled, transport: transport, idleTimeout: 30)
         #expect(error == .httpStatus(url: url, statusCode: 404, message: "not found!"))
         #expect(seconds < 20, "\(seconds)")

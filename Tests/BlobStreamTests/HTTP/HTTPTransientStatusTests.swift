@@ -48,37 +48,35 @@ import Testing
         }
     }
 
-    @Test(arguments: transports)
-    func aTransientStatusIsAskedAgain(transport: HTTPDataSource.Transport) async throws {
+    /// Expects the blob read whole from a server that answers with `answers` first, in order,
+    /// then with the blob: each answer asked again.
+    static func expectWhole(after answers: [[UInt8]], transport: HTTPDataSource.Transport, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let count = Count()
         let server = try ScriptedHTTPServer { request in
-            switch count.next() {
-            case 0: Self.unavailable()
-            case 1: ScriptedHTTPServer.response(status: "429 Too Many Requests")
-            case 2: ScriptedHTTPServer.response(status: "502 Bad Gateway")
-            default: Self.partial(request.fields["range"])
-            }
+            let number = count.next()
+            return number < answers.count ? answers[number] : Self.partial(request.fields["range"])
         }
         defer { server.stop() }
         let (result, _) = try await Self.read(server, transport: transport)
-        #expect(try result.get() == Self.bytes)
-        #expect(server.parsedRequests.count == 4)
+        #expect(try result.get() == Self.bytes, sourceLocation: sourceLocation)
+        #expect(server.parsedRequests.count == answers.count + 1, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: transports)
+    func aTransientStatusIsAskedAgain(transport: HTTPDataSource.Transport) async throws {
+        try await Self.expectWhole(after: [
+            Self.unavailable(), ScriptedHTTPServer.response(status: "429 Too Many Requests"),
+            ScriptedHTTPServer.response(status: "502 Bad Gateway"),
+        ], transport: transport)
     }
 
     /// A status's body in a content coding (a gateway's gzipped error page) is no reason to
     /// give up: the coding matters only for the blob's own bytes.
     @Test(arguments: transports)
     func aCodedErrorBodyIsStillAStatus(transport: HTTPDataSource.Transport) async throws {
-        let count = Count()
         let coded = ScriptedHTTPServer.response(
             status: "503 Service Unavailable", fields: ["Content-Encoding": "gzip"], body: [0x1F, 0x8B, 0x08, 0x00])
-        let server = try ScriptedHTTPServer { request in
-            count.next() == 0 ? coded : Self.partial(request.fields["range"])
-        }
-        defer { server.stop() }
-        let (result, _) = try await Self.read(server, transport: transport)
-        #expect(try result.get() == Self.bytes)
-        #expect(server.parsedRequests.count == 2)
+        try await Self.expectWhole(after: [coded], transport: transport)
     }
 
     /// A status after part of the body is asked again from the first byte not yet read.
