@@ -22,6 +22,11 @@ public enum AssetStoreError: Error, Sendable, Hashable {
     case system(path: String, operation: String, errno: Int32)
     /// The file offered to the store cannot become an asset (a directory, a device, a socket).
     case unsupportedFile(path: String, reason: String)
+    /// The file at `path` changed while it was copied into the store (`reason`: its size or
+    /// modification time moved, it ended early, or it is longer than its size): the copy would
+    /// be short, or a mix of two versions, so nothing was stored. Import it again once nothing
+    /// writes it.
+    case changedWhileImported(path: String, reason: String)
     /// Any other failure of a custom store, in its own words.
     case failed(identifier: String, reason: String)
     /// The asset's file at `path` is not a regular file but a `kind` of file (a FIFO, socket,
@@ -43,7 +48,7 @@ public enum AssetStoreError: Error, Sendable, Hashable {
             return .isDirectory(path: "\(resource) (\(path))")
         case .notRegularFile(let path, let kind):
             return .notRegularFile(path: "\(resource) (\(path))", kind: kind)
-        case .invalidIdentifier, .unsupportedFile, .failed:
+        case .invalidIdentifier, .unsupportedFile, .changedWhileImported, .failed:
             return .sourceFailed(resource: resource, reason: description)
         }
     }
@@ -61,6 +66,8 @@ extension AssetStoreError: CustomStringConvertible {
             return "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .unsupportedFile(let path, let reason):
             return "\(path): cannot become an asset: \(reason)"
+        case .changedWhileImported(let path, let reason):
+            return "\(path): changed while it was imported (\(reason)); nothing was stored: import it again once nothing writes it"
         case .failed(let identifier, let reason):
             return "asset \(String(reflecting: identifier)): \(reason)"
         case .notRegularFile(let path, let kind):

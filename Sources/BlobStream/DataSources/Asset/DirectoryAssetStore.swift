@@ -129,9 +129,9 @@ public final class DirectoryAssetStore: AssetStore {
     /// Copies `source` to a temporary file in the library, flushes it and renames it to
     /// `destination`, removing the temporary file on any failure.
     private func install(fileAt source: String, as destination: String) throws(AssetStoreError) {
-        let input: FileDescriptor
+        let input: OpenedFile
         switch OpenedFile.open(source) {
-        case .success(let file): input = file.descriptor
+        case .success(let file): input = file
         case .failure(.system(let operation, let error)): throw .system(path: source, operation: operation, errno: error.rawValue)
         case .failure(.isDirectory): throw .unsupportedFile(path: source, reason: "it is a directory")
         case .failure(.notRegularFile(let kind)): throw .unsupportedFile(path: source, reason: "it is a \(kind), not a regular file")
@@ -142,10 +142,19 @@ public final class DirectoryAssetStore: AssetStore {
         case .failure(let error):
             throw .system(path: temporary, operation: "create", errno: error.rawValue)
         case .success(let output):
-            if let (operation, error) = Self.copy(from: input, to: output) {
-                failure = .system(path: operation == "read" ? source : temporary, operation: operation, errno: error.rawValue)
-            } else if let error = output.sync() {
-                failure = .system(path: temporary, operation: "fsync", errno: error.rawValue)
+            let size = Int64(input.status.st_size)
+            switch Self.copy(size, from: input.descriptor, to: output) {
+            case .failure(let copy):
+                failure = .system(path: copy.operation == "read" ? source : temporary, operation: copy.operation, errno: copy.errno.rawValue)
+            case .success(let copied):
+                // The copy is the version opened, whole, or nothing (README, "Sizes that lie").
+                if let change = input.confirmEnd(of: input.status, length: size, at: copied, resource: source, path: source) {
+                    failure = .changedWhileImported(path: source, reason: Self.reason(change))
+                } else if copied < size {
+                    failure = .changedWhileImported(path: source, reason: "it ended at byte \(copied), before its size of \(size) bytes")
+                } else if let error = output.sync() {
+                    failure = .system(path: temporary, operation: "fsync", errno: error.rawValue)
+                }
             }
         }
         if failure == nil, let error = FileSystem.rename(temporary, to: destination) {
@@ -157,20 +166,43 @@ public final class DirectoryAssetStore: AssetStore {
         }
     }
 
-    /// Copies everything from `source` (from its current position) to `destination`.
-    /// - Returns: `nil`, or the failed operation's name and `errno`.
-    private static func copy(from source: FileDescriptor, to destination: FileDescriptor) -> (operation: String, errno: Errno)? {
+    /// Copies at most `size` bytes from `source` (from its current position) to `destination`,
+    /// until `size` or the end: the bytes copied, or the failed operation's name and `errno`.
+    private static func copy(
+        _ size: Int64, from source: FileDescriptor, to destination: FileDescriptor
+    ) -> Result<Int64, CopyFailure> {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        while true {
-            switch source.read(into: buffer) {
+        var copied: Int64 = 0
+        while copied < size {
+            let room = UnsafeMutableRawBufferPointer(rebasing: buffer.prefix(Int(min(Int64(buffer.count), size - copied))))
+            switch source.read(into: room) {
             case .failure(let error):
-                return ("read", error)
+                return .failure(CopyFailure(operation: "read", errno: error))
             case .success(0):
-                return nil
+                return .success(copied)
             case .success(let count):
-                if let error = destination.writeAll(UnsafeRawBufferPointer(rebasing: buffer.prefix(count))) { return ("write", error) }
+                if let error = destination.writeAll(UnsafeRawBufferPointer(rebasing: buffer.prefix(count))) {
+                    return .failure(CopyFailure(operation: "write", errno: error))
+                }
+                copied += Int64(count)
             }
+        }
+        return .success(copied)
+    }
+
+    /// A failed `read` or `write` of ``copy(_:from:to:)``.
+    private struct CopyFailure: Error {
+        let operation: String
+        let errno: Errno
+    }
+
+    /// What `change` (a version change, or bytes past the size) says, for the import's error.
+    private static func reason(_ change: BlobStreamError) -> String {
+        switch change {
+        case .sourceChanged(_, _, let reason): reason
+        case .lengthExceeded(_, let length): "it has bytes past its size of \(length) bytes"
+        default: change.description
         }
     }
 
