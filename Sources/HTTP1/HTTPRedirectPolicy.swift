@@ -88,13 +88,16 @@ package struct HTTPRedirectPolicy: Sendable {
     package static let statuses: Set<Int> = [301, 302, 303, 307, 308]
 
     /// What to do with an answer of `status` with `location` to `method url`, after `followed`
-    /// redirects of that request: `nil` when the answer is no redirect (another status, or no
-    /// `Location`), and is the answer.
+    /// redirects of that request: `nil` when the answer is no redirect (another status, no
+    /// `Location`, or a 303 to a request with a body), and is the answer.
     /// - Parameter hasBody: Whether the request carries a body that cannot be sent again.
     package func next(
         method: String, url: URL, hasBody: Bool, status: Int, location: String?, followed: Int
     ) -> Result<Follow, Refusal>? {
         guard Self.statuses.contains(status), let location else { return nil }
+        // A 303 to a request with a body is its answer: the server handled the request and
+        // points at a result (RFC 9110 §15.4.4), which following would only fetch.
+        if hasBody, status == 303 { return nil }
         guard let target = URL(string: location, relativeTo: url)?.absoluteURL, target.host != nil || target.scheme != nil else {
             return .failure(.invalidLocation(location))
         }

@@ -10,10 +10,7 @@ extension HTTPReply {
     /// for another origin, ``BlobUploadError/network(method:url:reason:code:)`` after too many.
     /// - Parameter followed: The redirects this request followed already.
     func redirect(hasBody: Bool, followed: Int) -> Result<HTTPRedirectPolicy.Follow, BlobUploadError>? {
-        // A 303 to a request with a body is its answer: the server handled the request and
-        // points at a result (RFC 9110 §15.4.4), which following would only fetch.
-        if hasBody, statusCode == 303 { return nil }
-        return HTTPRedirectPolicy.upload
+        HTTPRedirectPolicy.upload
             .next(method: method, url: url, hasBody: hasBody, status: statusCode, location: header("location"), followed: followed)?
             .mapError { $0.uploadError(method: method, url: url, statusCode: statusCode) }
     }
