@@ -64,8 +64,8 @@ extension HTTP1Connection {
     /// Reads a whole answer to a request with `method`: its head, then its body, of which the
     /// first `limit` bytes are kept (an answer with a larger body is still read to its end, so
     /// the connection can be used again — or, when `failingPastLimit`, fails with
-    /// ``HTTP1Error/answerTooLong(limit:)`` as soon as its body passes `limit`, for peers whose answers are small: an
-    /// endless body then cannot keep the reader busy). `wait` bounds the whole answer: a
+    /// ``HTTP1Error/answerTooLong(limit:)`` as soon as its body passes `limit`, for peers whose
+    /// answers are small: an endless body then cannot keep the reader busy). `wait` bounds the whole answer: a
     /// deadline (``HTTP1Wait/until(_:)``) is the one a peer answering one byte at a time
     /// cannot stretch.
     /// `received`: bytes of the answer already taken from the connection

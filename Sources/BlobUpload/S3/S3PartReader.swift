@@ -23,8 +23,8 @@ struct S3PartDigests: Sendable {
 /// A source that opens at any offset (a file, an asset, an HTTP blob: anything
 /// ``UploadSource/dataSource(name:length:_:)`` makes) and names its version gives every part
 /// its own stream, opened at the part's offset, so parts are read in parallel. A source of
-/// plain streams, or one that names no version, is read once, in order, by one stream: each part waits for the part before it to be read. Every
-/// stream is pinned to the version the first one saw (``VersionPin``), and the last part is
+/// plain streams, or one that names no version, is read once, in order, by one stream: each
+/// part waits for the part before it to be read. Every stream is pinned to the version the first one saw (``VersionPin``), and the last part is
 /// complete only once its stream reported the end (after a ``BlobInputStream`` confirmed its
 /// source unchanged).
 final class S3PartReader: @unchecked Sendable {

@@ -161,7 +161,8 @@ final class SocketHTTPTransport: Sendable {
 
     /// The upload error for `error`, naming the method and URL, and for a broken answer the
     /// operation of the request (`operation`): HTTP/1.1 broken under it is a malformed answer,
-    /// an answer longer than the protocol ever sends breaks that protocol; `progress` says what a time-out interrupted, and `limit` (seconds) is its bound.
+    /// an answer longer than the protocol ever sends breaks that protocol; `progress` says what
+    /// a time-out interrupted, and `limit` (seconds) is its bound.
     static func uploadError(
         _ error: HTTP1Error, in operation: UploadOperation, method: String, url: URL, progress: HTTP1Progress?, limit: TimeInterval
     ) -> BlobUploadError {

@@ -5,7 +5,8 @@ internal import HTTP1
 /// either transport): its refusals as upload errors.
 extension HTTPReply {
     /// Where to send this answer's request again, `nil` when the answer is no redirect to
-    /// follow (a 303 to a request with a body is the request's answer), or the refusal: ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``
+    /// follow (a 303 to a request with a body is the request's answer), or the refusal:
+    /// ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``
     /// for a request with a body (`hasBody`), ``BlobUploadError/crossOriginRefused(method:url:allowedOrigin:)``
     /// for another origin, ``BlobUploadError/network(method:url:reason:code:)`` after too many.
     /// - Parameter followed: The redirects this request followed already.
