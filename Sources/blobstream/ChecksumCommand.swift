@@ -31,7 +31,7 @@ enum ChecksumCommand: Command {
               --base64               print the digest as base64 of its bytes (as S3 prints
                                      x-amz-checksum-* values), not as hex
               --offset N             skip the first N bytes (hash bytes N to the end); N may end
-                                     in K, M or G (KiB, MiB, GiB); not for pipes
+                                     in K, M or G (KiB, MiB, GiB); a pipe's are read and dropped
               --asset-library DIR    the asset library that asset:// URLs name
               --cacert FILE          trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -H, --header 'Name: value' a header field for the requests of http(s) URLs (repeatable; e.g.
@@ -69,10 +69,16 @@ enum ChecksumCommand: Command {
             let result: Result<ChecksumDigest, BlobStreamError>
             do throws(BlobStreamError) {
                 let calculator = ChecksumCalculator(algorithm: algorithm)
+                let input = try InputArgument(target)
+                let stream = try input.stream()
+                if offset > 0, input.isPipe {
+                    current.watch(stream)
+                    try skip(offset, of: stream, name: target)
+                }
                 current.watch(calculator: calculator)
                 defer { current.watch(calculator: nil) }
-                let stream = try InputArgument(target).stream()
-                result = .success(try checksum(of: stream, with: calculator, name: target, offset: offset, console: console))
+                result = .success(try checksum(
+                    of: stream, with: calculator, name: target, offset: input.isPipe ? 0 : offset, console: console))
             } catch {
                 result = .failure(error)
             }
@@ -112,6 +118,24 @@ enum ChecksumCommand: Command {
         let bar = ProgressBar(console: console, label: name)
         defer { bar.finish() }
         return try calculator.digest(of: stream) { bar.update($0) }
+    }
+
+    /// Reads and drops the first `count` bytes of a read-once input, which cannot seek, as
+    /// `tail -c +N` does; an input that ends first is an invalid offset naming its length.
+    private static func skip(_ count: Int64, of stream: BlobInputStream, name: String) throws(BlobStreamError) {
+        stream.open()
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        defer { scratch.deallocate() }
+        var skipped: Int64 = 0
+        while skipped < count {
+            let wanted = Int(min(Int64(scratch.count), count - skipped))
+            let read = stream.read(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: wanted)
+            guard read > 0 else {
+                if read == 0 { throw .invalidOffset(resource: name, offset: count, length: skipped) }
+                throw stream.typedError ?? .sourceFailed(resource: name, reason: "reading failed at offset \(skipped)")
+            }
+            skipped += Int64(read)
+        }
     }
 
     /// `<hex>  <name>` as sha256sum prints it, escaping `\` and newlines in the name.

@@ -54,11 +54,31 @@ import Testing
         let twice = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "-", "-"], standardInput: Data("x".utf8))
         #expect(twice.status == 64)
         #expect(twice.standardError.contains("standard input (-) can be read only once"))
+    }
 
-        let offset = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "--offset", "5", "-"], standardInput: Data("0123456789".utf8))
-        #expect(offset.status == 1)
-        #expect(offset.standardOutput.isEmpty)
-        #expect(offset.standardError.contains("-: a pipe is read once and in order: offset 5 was asked"))
+    /// `--offset N` on a pipe reads and drops N bytes (`tail -c +N`), over many reads; a pipe
+    /// that ends first is an invalid offset naming the length it had, never a digest.
+    @Test func checksumOffsetSkipsThePipesFirstBytes() async throws {
+        let offset = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "--offset", "1000005", "-"], standardInput: Self.bytes)
+        #expect(offset.status == 0, "\(offset.standardError)")
+        #expect(offset.standardOutput == (try sha256sum(Self.bytes.dropFirst(1_000_005))))
+
+        let tooFar = try await ToolProcess.execute(ToolProcess.blobstream(), ["checksum", "--offset", "20", "-"], standardInput: Data("0123456789".utf8))
+        #expect(tooFar.status == 1)
+        #expect(tooFar.standardOutput.isEmpty)
+        #expect(tooFar.standardError.contains("-: invalid offset 20 (length is 10)"), "\(tooFar.standardError)")
+
+        // Standard input redirected from a regular file (`< file`) is skipped the same way.
+        let directory = try TempFiles.makeDirectory(prefix: "stdin-offset")
+        defer { TempFiles.remove(directory) }
+        let path = directory + "/blob"
+        try Data("0123456789".utf8).write(to: URL(fileURLWithPath: path))
+        let handle = try #require(FileHandle(forReadingAtPath: path))
+        defer { try? handle.close() }
+        let child = try ToolProcess.start(ToolProcess.blobstream(), ["checksum", "--offset", "5", "-"], standardInput: .file(handle))
+        let redirected = await child.finished()
+        #expect(redirected.status == 0, "\(redirected.standardError)")
+        #expect(redirected.standardOutput == (try sha256sum(Data("56789".utf8))))
     }
 
     /// A pipe's length is known only at its end: the tus upload defers it (creation-defer-length)
