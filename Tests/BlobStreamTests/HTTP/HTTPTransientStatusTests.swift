@@ -122,6 +122,55 @@ import Testing
         #expect(seconds >= 0.95, "\(seconds)")
     }
 
+    /// A seek while the source waits out a `Retry-After` asks for the new offset once the wait
+    /// is over, not at once: the reader's seek is no reason to ask a server that said when
+    /// to come back.
+    @Test(arguments: transports)
+    func aSeekDuringTheWaitStillWaits(transport: HTTPDataSource.Transport) async throws {
+        let count = Count()
+        let arrivals = Locked<[Date]>([])
+        let server = try ScriptedHTTPServer { request in
+            arrivals.value.append(Date())
+            switch count.next() {
+            case 0: return Self.partial(request.fields["range"], sending: 8000)
+            case 1: return Self.unavailable(retryAfter: "1")
+            default: return Self.partial(request.fields["range"])
+            }
+        }
+        defer { server.stop() }
+        let url = URL(string: "http://127.0.0.1:\(server.port)/blob")!
+        let sought = try await blocking { () throws -> [UInt8] in
+            var configuration = HTTPDataSource.Configuration(
+                requestTimeout: 5, idleTimeout: 0.5, maxRetries: 5, retryDelay: 0.01, transport: transport)
+            // The second reconnect is the one the 503 asks to wait for.
+            let waiting = DispatchSemaphore(value: 0)
+            let reconnects = Count()
+            configuration.retryObserver = { _ in if reconnects.next() == 1 { waiting.signal() } }
+            let source = HTTPDataSource(url: url, configuration: configuration)
+            defer { source.close() }
+            let reader = SourceReader(source: source, timeout: 30)
+            _ = try reader.open().get()
+            var delivered = 0
+            while delivered < 8000 {
+                guard case .read(let read) = try reader.read(at: Int64(delivered), count: 8000 - delivered) else {
+                    throw TestSupportError("the first 8000 bytes did not arrive")
+                }
+                delivered += read
+            }
+            guard waiting.wait(timeout: .now() + 30) == .success else { throw TestSupportError("the 503 was not seen") }
+            var buffer = [UInt8](repeating: 0, count: 100)
+            guard case .read(let read) = try reader.read(at: 15_000, into: &buffer) else { throw TestSupportError("the seek read nothing") }
+            return Array(buffer.prefix(read))
+        }
+        #expect(!sought.isEmpty && sought == Array(Self.bytes[15_000..<(15_000 + sought.count)]))
+        let requests = server.parsedRequests, times = arrivals.value
+        #expect(requests.count == 3, "\(requests.map(\.fields))")
+        #expect(requests.last?.fields["range"]?.hasPrefix("bytes=15000-") == true, "\(requests.map(\.fields))")
+        if times.count == 3 {
+            #expect(times[2].timeIntervalSince(times[1]) >= 0.95, "\(times[2].timeIntervalSince(times[1]))")
+        }
+    }
+
     /// A source closed while it waits out a `Retry-After` ends its open at once, and asks the
     /// server nothing more.
     @Test(arguments: transports)

@@ -37,6 +37,9 @@ extension HTTPDataSource {
         /// Identifies the pending reconnect; bumped to call it off.
         var retryToken = 0
         var retryPending = false
+        /// No request starts before this: the end of the wait before a retry (the backoff, or
+        /// the server's `Retry-After`), which a seek or a reopen does not cut short.
+        var notBefore: DispatchTime?
         var lastTransferUsedURLSession = false
         var statistics = Statistics()
 
@@ -151,6 +154,18 @@ extension HTTPDataSource {
     func resumeIfNeeded(_ s: inout State, _ effects: inout Effects) {
         guard s.isOpen, s.transfer == nil, !s.retryPending, s.failure == nil, !s.endOfData,
               let buffer = s.buffer else { return }
+        if let notBefore = s.notBefore {
+            let now = DispatchTime.now()
+            if notBefore > now {
+                // The rest of the wait, under a new token: the seek or close that got here
+                // called the pending timer off.
+                s.retryToken += 1
+                s.retryPending = true
+                effects.retry = (Double(notBefore.uptimeNanoseconds - now.uptimeNanoseconds) / 1e9, s.retryToken)
+                return
+            }
+            s.notBefore = nil
+        }
         let usesURLSession = !configuration.transport.route(for: url).pausesDownloads
         if usesURLSession && buffer.count > 0 && buffer.freeCount < buffer.capacity / 2 { return }
         var request = HTTPRangeRequest(url: url, first: s.frontier,
@@ -217,6 +232,7 @@ extension HTTPDataSource {
         var delay = min(configuration.retryDelay * pow(2, Double(s.consecutiveFailures - 1)), 30)
         if case .status(_, let retryAfter?) = failure { delay = max(delay, retryAfter) }
         effects.retry = (delay, s.retryToken)
+        s.notBefore = .now() + delay
         if configuration.retryObserver != nil {
             effects.retryNotice = Retry(
                 error: error(for: failure, at: s.frontier, attempts: 1, in: s), attempt: attempts + 1,
