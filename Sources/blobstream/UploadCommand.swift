@@ -128,10 +128,14 @@ enum UploadCommand: Command {
             (outcome, reporter) = attempt(.live(name: sourceName, dataSource: dataSource), live)
         }
         let uploadURL = reporter.uploadURL ?? resume?.absoluteString
+        // A source that names no version cannot continue an upload either: nothing could confirm
+        // it still has the bytes sent.
+        let unresumable = !resumable ? "input read once cannot continue it"
+            : reporter.isUnversioned ? "a source that names no version cannot continue it; start a new upload" : nil
         if case .failure = outcome.result, let status = outcome.interruption.exitStatus {
             let what = outcome.interruption.signalName
-            if let uploadURL, !resumable {
-                console.error("\(sourceName): upload \(what); \(uploadURL) is incomplete, and input read once cannot continue it")
+            if let uploadURL, let unresumable {
+                console.error("\(sourceName): upload \(what); \(uploadURL) is incomplete, and \(unresumable)")
             } else if let uploadURL {
                 console.error("\(sourceName): upload \(what); continue with \(resumeHint(uploadURL))")
             } else {
@@ -146,7 +150,7 @@ enum UploadCommand: Command {
         case .failure(let failure):
             let error = outcome.stopReason ?? failure
             var message = ErrorPresenter.message(error, subject: sourceName)
-            if let uploadURL, resumable { message += advice(after: error, uploadURL: uploadURL) }
+            if let uploadURL, unresumable == nil { message += advice(after: error, uploadURL: uploadURL) }
             throw .runtime(message)
         }
     }
@@ -247,6 +251,9 @@ private final class UploadReporter: @unchecked Sendable {
 
     /// The upload's URL once it is known.
     var uploadURL: String? { lock.withLock { url } }
+    /// Whether the upload was made from a source that names no version.
+    var isUnversioned: Bool { lock.withLock { unversioned } }
+    private var unversioned = false
 
     func handle(_ event: TusUploadEvent) {
         lock.withLock {
@@ -265,6 +272,10 @@ private final class UploadReporter: @unchecked Sendable {
                 console.error("warning: the upload was created on attempt \(earlier + 1): \(them) failed after it may have reached "
                     + "the server, and may have left an upload that nothing will finish (tus servers remove unfinished uploads "
                     + "when they expire); this upload is \(uploadURL.absoluteString)")
+            case .unversioned(let source):
+                unversioned = true
+                console.error("warning: \(source) names no version (its server sends neither ETag nor Last-Modified): if this "
+                    + "upload stops, it cannot be continued, since nothing could confirm that the source still has the same bytes")
             case .restarting(let goneURL):
                 console.error("\(goneURL.absoluteString) is gone; starting a new upload")
             case .journal(let notice):

@@ -1,4 +1,5 @@
 import Foundation
+internal import SystemCalls
 
 /// Streams bytes held in memory: the okio `Buffer` of this library, for tests, small payloads
 /// and examples. Reads are immediate and never go stale.
@@ -7,6 +8,7 @@ public final class MemoryDataSource: BlobDataSource {
     public let data: Data
     /// The name used in error messages.
     public let resourceName: String
+    private let digest = LockedValue<String?>(nil)
 
     /// Creates a source over `data`.
     /// - Parameters:
@@ -17,10 +19,19 @@ public final class MemoryDataSource: BlobDataSource {
         self.resourceName = name
     }
 
-    /// Completes at once with the length of ``data`` and no version: the bytes are an immutable
-    /// `Data`, the same at every open, so there is no version to tell apart.
+    /// Completes at once with the length of ``data`` and, as its version, the SHA-256 of the
+    /// bytes (computed at the first open): the same bytes are the same version in any process,
+    /// so an upload of them can be continued later, and only with them.
     public func open(completion: @escaping @Sendable (Result<BlobSourceDescription, BlobStreamError>) -> Void) {
-        completion(.success(BlobSourceDescription(length: Int64(data.count))))
+        completion(.success(BlobSourceDescription(length: Int64(data.count), version: version)))
+    }
+
+    /// `sha256:` and the hex digest of ``data``.
+    private var version: String {
+        if let known = digest.withLock({ $0 }) { return known }
+        let computed = "sha256:" + SHA256.digest(of: data).hex
+        digest.withLock { $0 = computed }
+        return computed
     }
 
     /// Copies bytes of ``data`` from `offset`.

@@ -21,6 +21,11 @@ public struct UploadSource: Sendable {
     /// Whether a read never waits for more than the disk (a file): a tus chunk of it may be
     /// read on the request's thread while it is sent (``TusChunkReader/positionForStreaming(at:)``).
     let readsWithoutWaiting: Bool
+    /// Whether its streams open a data source whose version they pin (``dataSource(name:length:_:)``
+    /// and the sources built on it), so a version it does not name is a fact, not a gap: an
+    /// upload of it then cannot be continued (``TusUploadEvent/unversioned(source:)``). A
+    /// caller's own streams name none and are taken on trust.
+    let confirmsVersion: Bool
     private let makeStream: @Sendable (_ offset: Int64, _ pin: VersionPin) throws -> Positioned
     /// The typed failure of a live source's producer, once it has failed.
     private let producerFailure: (@Sendable () -> BlobUploadError?)?
@@ -32,7 +37,7 @@ public struct UploadSource: Sendable {
     }
 
     init(
-        name: String, length: Int64?, isLive: Bool = false, readsWithoutWaiting: Bool = false,
+        name: String, length: Int64?, isLive: Bool = false, readsWithoutWaiting: Bool = false, confirmsVersion: Bool = false,
         producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
         makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned
     ) {
@@ -40,6 +45,7 @@ public struct UploadSource: Sendable {
         self.length = length
         self.isLive = isLive
         self.readsWithoutWaiting = readsWithoutWaiting
+        self.confirmsVersion = confirmsVersion
         self.producerFailure = producerFailure
         self.makeStream = makeStream
     }
@@ -68,7 +74,7 @@ public struct UploadSource: Sendable {
         name: String, length: Int64? = nil, readsWithoutWaiting: Bool,
         _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
     ) -> UploadSource {
-        UploadSource(name: name, length: length, readsWithoutWaiting: readsWithoutWaiting) { offset, pin in
+        UploadSource(name: name, length: length, readsWithoutWaiting: readsWithoutWaiting, confirmsVersion: true) { offset, pin in
             let stream = BlobInputStream(dataSource: PinnedDataSource(try makeDataSource(), pin: pin, offset: offset))
             // Before the open this only records where to start (an offset past the end fails
             // the open); the offsets the upload asks for are never negative.

@@ -70,6 +70,7 @@ extension TusUpload {
         furthestConfirmed = 0
         mismatches = 0
         emit(.created(uploadURL: url))
+        if source.confirmsVersion, reader.pin.pinned == nil, !source.isLive { emit(.unversioned(source: source.name)) }
         if reachedServer > 0 { emit(.createdAgain(uploadURL: url, earlierAttempts: reachedServer)) }
         journal?.start(.tus(uploadURL: url))
     }
@@ -110,6 +111,12 @@ extension TusUpload {
         }
         try await requireMatch(status, at: url)
         length = try await reader.start(at: status.offset)
+        if source.confirmsVersion, reader.pin.pinned == nil {
+            throw .source(.sourceChanged(
+                resource: source.name, offset: status.offset,
+                reason: "it names no version (no ETag or Last-Modified), so nothing confirms that it still has the bytes "
+                    + "\(url.absoluteString) holds, and continuing could mix two versions"))
+        }
         // An upload this run did not start: the server's offset is all there is to go by.
         offset = status.offset
         sentEnd = status.offset

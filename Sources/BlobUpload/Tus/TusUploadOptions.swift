@@ -111,6 +111,12 @@ public enum TusUploadEvent: Sendable, Hashable {
     /// keeps until it expires it. tus has no request that lists uploads, so they cannot be
     /// named; a command-line tool warns.
     case createdAgain(uploadURL: URL, earlierAttempts: Int)
+    /// The upload was created from a data source that names no version (an HTTP server that
+    /// sends neither `ETag` nor `Last-Modified`): if this call fails, the upload cannot be
+    /// continued, since nothing could confirm that the source still has the bytes sent. A
+    /// ``TusClient/upload(_:resuming:options:events:)`` from such a source fails with
+    /// ``BlobStreamError/sourceChanged(resource:offset:reason:)``, and it is not journaled.
+    case unversioned(source: String)
     /// An existing upload is being continued from `offset`.
     case resumed(uploadURL: URL, offset: Int64)
     /// The server has confirmed `progress.completedBytes` bytes.
