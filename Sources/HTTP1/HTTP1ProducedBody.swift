@@ -56,7 +56,7 @@ extension HTTP1Connection {
         var sent = 0
         var sliceStart = 0
         guard readPiece(into: current) else { return false }
-        if let reserve = meter?.reserve { try pause(nanoseconds: reserve(filled[current])) }
+        if let reserve = meter?.reserve { try clock.off { () throws(HTTP1Error) in try pause(nanoseconds: reserve(filled[current])) } }
         while true {
             let next = 1 - current
             if sent == filled[current] {
@@ -68,7 +68,7 @@ extension HTTP1Connection {
                 current = next
                 sent = 0
                 sliceStart = 0
-                if let reserve = meter?.reserve { try pause(nanoseconds: reserve(filled[current])) }
+                if let reserve = meter?.reserve { try clock.off { () throws(HTTP1Error) in try pause(nanoseconds: reserve(filled[current])) } }
                 continue
             }
             try checkCancelled()
@@ -76,6 +76,7 @@ extension HTTP1Connection {
             switch try channel.send(UnsafeRawBufferPointer(rebasing: buffers[current][sent..<sliceEnd]), on: fd) {
             case .done(let count):
                 sent += count
+                sentTotal.add(count, ordering: .relaxed)
                 try clock.progress(count)
                 if sent == sliceEnd {
                     meter?.observe?(sent - sliceStart)

@@ -53,6 +53,15 @@ struct HTTP1WaitClock {
         if case .pace(let pace) = wait { pace.end() }
     }
 
+    /// Runs `body` (a rate limit's wait) off the clock: a pace does not count that time, as it
+    /// does not between calls (README, "A peer that trickles cannot hold a transfer").
+    func off(_ body: () throws(HTTP1Error) -> Void) throws(HTTP1Error) {
+        guard case .pace(let pace) = wait else { return try body() }
+        pace.end()
+        defer { pace.begin() }
+        try body()
+    }
+
     /// When a blocked call must look again.
     var deadline: DispatchTime { wait.deadline }
 

@@ -209,6 +209,25 @@ final class TimedBodyReceiver: @unchecked Sendable {
         try await client.terminate(result.uploadURL)
     }
 
+    /// A limit below the minimum speed does not fail the upload: the waits it asks for are not
+    /// time spent on the network. Chunks of a file stream as they are read (all but the last);
+    /// their pauses were counted against the minimum, and every such PATCH failed as too slow.
+    @Test func aLimitBelowTheMinimumSpeedDoesNotFailStreamedChunks() async throws {
+        try TestServers.requireTus()
+        let size = 200_000
+        let path = try makeRandomFile(size: size, seed: 112)
+        defer { TempFiles.remove(path) }
+        let client = TusClient(
+            endpoint: TestServers.tusFilesURL, minimumSpeed: MinimumSpeed(bytesPerSecond: 100_000, seconds: 1),
+            rateLimit: RateLimit(bytesPerSecond: 60_000))
+        var options = TusUploadOptions()
+        options.chunkSize = 64 * 1024
+        options.retry.maxAttempts = 1
+        let result = try await client.upload(.file(path: path), options: options)
+        #expect(try tusStoredCopyMatches(result.uploadURL, file: path))
+        try await client.terminate(result.uploadURL)
+    }
+
     @Test func anS3UploadSharesTheLimitAcrossItsParts() async throws {
         let (plain, bucket) = try MotoS3.makeBucket()
         defer { MotoS3.removeBucket(bucket) }

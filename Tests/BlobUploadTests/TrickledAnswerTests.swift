@@ -95,4 +95,36 @@ import Testing
         Self.expectTimeout(error, activity: "sending the request, with ")
         #expect("\(String(describing: error))".contains("bytes written to the connection (the server may have read fewer)"), "\(String(describing: error))")
     }
+
+    /// The same for a body read while it is sent (a file's tus chunk): the count includes the
+    /// body bytes written, not the head's alone.
+    @Test func aProducedBodyThePeerNeverReadsCountsItsBytes() async throws {
+        let (listener, port) = try LoopbackSocket.listening()
+        defer { close(listener) }
+        let head = HTTPRequestHead(method: "PATCH", url: URL(string: "http://127.0.0.1:\(port)/files/x")!, fields: [("Tus-Resumable", "1.0.0")])
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        let pieces = UncheckedSendable(buffer)
+        let body = RequestBody.produced(count: 64 << 20) {
+            HTTP1ProducedBody(length: 64 << 20, buffer: pieces.value) { piece in
+                piece.initializeMemory(as: UInt8.self, repeating: 7)
+                return piece.count
+            }
+        }
+        let error = await #expect(throws: BlobUploadError.self) {
+            _ = try await SocketHTTPTransport(timeout: 1).send(head, requestBody: body)
+        }
+        guard case .network(_, _, let reason, _)? = error,
+              let written = reason.split(separator: " ").drop(while: { $0 != "with" }).dropFirst().first.flatMap({ Int($0) }) else {
+            Issue.record("no byte count in \(String(describing: error))")
+            return
+        }
+        #expect(written > 100_000, "\(reason)")
+    }
+}
+
+/// A value the test hands to a `@Sendable` closure that only this test's thread touches.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
