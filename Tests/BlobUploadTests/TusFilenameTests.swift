@@ -30,4 +30,21 @@ import BlobTestSupport
         #expect(filename == expected)
         #expect(!post.contains(Data("SECRET".utf8).base64EncodedString()) && !post.contains("SECRET"))
     }
+
+    /// A file named by a relative path with a colon (`notes:v2.txt`) is a file, whole: its
+    /// upload is named `notes:v2.txt`, not `v2.txt` as the path of a URL of scheme "notes".
+    @Test func aFileNameWithAColonIsAPathNotAURL() async throws {
+        try TestServers.requireTus()
+        let directory = try TempFiles.makeDirectory(prefix: "colon-name")
+        defer { TempFiles.remove(directory) }
+        try TempFiles.writeRandomFile(atPath: directory + "/notes:v2.txt", size: 10_000, seed: 5)
+        let result = try await ToolProcess.execute(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "cd \"$0\" && exec \"$1\" upload notes:v2.txt \"$2\"", directory, ToolProcess.blobstream().path,
+            TestServers.tusFilesURL.absoluteString,
+        ], environment: ["XDG_STATE_HOME": directory + "/state"])
+        #expect(result.status == 0, "\(result.standardError)")
+        let uploadURL = try #require(result.standardOutput.split(separator: "\n").last.flatMap { URL(string: String($0)) })
+        defer { TestServers.removeUploads([uploadURL]) }
+        #expect(try await TusClient(endpoint: TestServers.tusFilesURL).status(of: uploadURL).metadata["filename"] == "notes:v2.txt")
+    }
 }

@@ -49,9 +49,10 @@ public struct UploadJournalKey: Sendable, Hashable, Codable, CustomStringConvert
     }
 
     /// The key of an upload's source named `name` (a path, made absolute against the current
-    /// directory, or a URL) to `destination`.
-    init(sourceName name: String, destination: String) {
-        self.init(source: Self.absolute(name), destination: destination)
+    /// directory, or a URL) to `destination`. `isPath` says `name` is a file's path (a name
+    /// such as `notes:v2.txt` then is no URL); without it, a name with a scheme is a URL.
+    init(sourceName name: String, isPath: Bool = false, destination: String) {
+        self.init(source: Self.absolute(name, isPath: isPath), destination: destination)
     }
 
     /// A stable name for the key: the SHA-256 (hex) of source and destination.
@@ -63,8 +64,8 @@ public struct UploadJournalKey: Sendable, Hashable, Codable, CustomStringConvert
     public var description: String { "\(source) to \(destination)" }
 
     /// `name` as an absolute, standardized path when it is a path; URLs unchanged.
-    private static func absolute(_ name: String) -> String {
-        if let url = URL(string: name), let scheme = url.scheme, !scheme.isEmpty, !name.hasPrefix("/") { return name }
+    private static func absolute(_ name: String, isPath: Bool) -> String {
+        if !isPath, let url = URL(string: name), let scheme = url.scheme, !scheme.isEmpty, !name.hasPrefix("/") { return name }
         let path = name.hasPrefix("/") ? name : FileManager.default.currentDirectoryPath + "/" + name
         return (path as NSString).standardizingPath
     }

@@ -23,14 +23,14 @@ final class UploadJournalSession: Sendable {
     /// change already written by the one before it and skips the write.
     private let writing = LockedValue(0)
 
-    /// A session for the source named `sourceName` of `sourceVersion` and `length`, going to
+    /// A session for `source` of `sourceVersion` and `length`, going to
     /// `destination`; `nil` without a journal or a version (such a source cannot be told apart
     /// from a changed one later).
-    init?(journal: (any UploadJournal)?, sourceName: String, sourceVersion: String?, length: Int64?, destination: String,
+    init?(journal: (any UploadJournal)?, source: UploadSource, sourceVersion: String?, length: Int64?, destination: String,
           notify: @escaping @Sendable (UploadJournalNotice) -> Void) {
         guard let journal, let sourceVersion, let length else { return nil }
         self.journal = journal
-        key = UploadJournalKey(sourceName: sourceName, destination: destination)
+        key = UploadJournalKey(sourceName: source.path ?? source.name, isPath: source.path != nil, destination: destination)
         self.sourceVersion = sourceVersion
         self.length = length
         self.notify = notify

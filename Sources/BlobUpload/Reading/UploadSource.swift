@@ -26,6 +26,9 @@ public struct UploadSource: Sendable {
     /// upload of it then cannot be continued (``TusUploadEvent/unversioned(source:)``). A
     /// caller's own streams name none and are taken on trust.
     let confirmsVersion: Bool
+    /// The file's path when the source is a file (``file(path:)``, a `file:` URL): its name is
+    /// then a path whatever characters it has (`notes:v2.txt` is no URL).
+    let path: String?
     private let makeStream: @Sendable (_ offset: Int64, _ pin: VersionPin) throws -> Positioned
     /// The typed failure of a live source's producer, once it has failed.
     private let producerFailure: (@Sendable () -> BlobUploadError?)?
@@ -38,7 +41,7 @@ public struct UploadSource: Sendable {
 
     init(
         name: String, length: Int64?, isLive: Bool = false, readsWithoutWaiting: Bool = false, confirmsVersion: Bool = false,
-        producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
+        path: String? = nil, producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
         makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned
     ) {
         self.name = name
@@ -46,6 +49,7 @@ public struct UploadSource: Sendable {
         self.isLive = isLive
         self.readsWithoutWaiting = readsWithoutWaiting
         self.confirmsVersion = confirmsVersion
+        self.path = path
         self.producerFailure = producerFailure
         self.makeStream = makeStream
     }
@@ -71,10 +75,10 @@ public struct UploadSource: Sendable {
     }
 
     static func dataSource(
-        name: String, length: Int64? = nil, readsWithoutWaiting: Bool,
+        name: String, length: Int64? = nil, readsWithoutWaiting: Bool, path: String? = nil,
         _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
     ) -> UploadSource {
-        UploadSource(name: name, length: length, readsWithoutWaiting: readsWithoutWaiting, confirmsVersion: true) { offset, pin in
+        UploadSource(name: name, length: length, readsWithoutWaiting: readsWithoutWaiting, confirmsVersion: true, path: path) { offset, pin in
             let stream = BlobInputStream(dataSource: PinnedDataSource(try makeDataSource(), pin: pin, offset: offset))
             // Before the open this only records where to start (an offset past the end fails
             // the open); the offsets the upload asks for are never negative.
@@ -88,7 +92,7 @@ public struct UploadSource: Sendable {
     /// time, differs at a reopen or when the end of data is reached) fails the upload rather
     /// than mixing versions, and the last chunk is not sent.
     public static func file(path: String) -> UploadSource {
-        dataSource(name: path, readsWithoutWaiting: true) { FileDataSource(path: path) }
+        dataSource(name: path, readsWithoutWaiting: true, path: path) { FileDataSource(path: path) }
     }
 
     /// The blob at `url`, through `registry`: `file:`, and every scheme registered there
@@ -101,7 +105,9 @@ public struct UploadSource: Sendable {
         } catch {
             throw .source(error)
         }
-        return dataSource(name: url.isFileURL ? url.path : url.absoluteString, readsWithoutWaiting: url.isFileURL) {
+        return dataSource(
+            name: url.isFileURL ? url.path : url.absoluteString, readsWithoutWaiting: url.isFileURL, path: url.isFileURL ? url.path : nil
+        ) {
             try registry.dataSource(for: url)
         }
     }

@@ -10,7 +10,7 @@ extension S3UploadRun {
     func openJournal(source: UploadSource, reader: S3PartReader) -> UploadJournalSession? {
         guard !source.isLive else { return nil }
         return UploadJournalSession(
-            journal: options.journal, sourceName: source.name, sourceVersion: reader.version, length: reader.length,
+            journal: options.journal, source: source, sourceVersion: reader.version, length: reader.length,
             destination: "s3://\(wire.bucket)/\(key) at \(wire.origin)", notify: { [events] in events.send(.journal($0)) })
     }
 

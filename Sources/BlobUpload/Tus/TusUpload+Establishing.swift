@@ -160,7 +160,7 @@ extension TusUpload {
 
     /// The `filename` metadata a new upload gets.
     var filename: String {
-        options.filename ?? Self.lastComponent(of: source.name)
+        options.filename ?? source.path.map { Self.lastComponent(ofPath: $0) } ?? Self.lastComponent(of: source.name)
     }
 
 
@@ -168,14 +168,17 @@ extension TusUpload {
     /// URL's query, user and password (a token, a signed link) must not reach the tus server
     /// as metadata. A URL without a path component is named by its host, or "upload".
     static func lastComponent(of name: String) -> String {
-        guard let url = URL(string: name), url.scheme != nil else {
-            let component = (name as NSString).lastPathComponent
-            return component.isEmpty || component == "/" ? "upload" : component
-        }
+        guard let url = URL(string: name), url.scheme != nil else { return lastComponent(ofPath: name) }
         let component = url.lastPathComponent
         if !component.isEmpty, component != "/" { return component }
         if let host = url.host, !host.isEmpty { return host }
         return "upload"
+    }
+
+    /// The last component of a file's path, or "upload" for none (`/`).
+    static func lastComponent(ofPath path: String) -> String {
+        let component = (path as NSString).lastPathComponent
+        return component.isEmpty || component == "/" ? "upload" : component
     }
 
     /// Compares the length a `HEAD` reports with the source's. A deferred length the server

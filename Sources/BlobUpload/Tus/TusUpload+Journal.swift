@@ -10,7 +10,7 @@ extension TusUpload {
     func openJournal() {
         guard journal == nil else { return }
         journal = UploadJournalSession(
-            journal: options.journal, sourceName: source.name, sourceVersion: reader.pin.pinned, length: length,
+            journal: options.journal, source: source, sourceVersion: reader.pin.pinned, length: length,
             destination: client.endpoint.absoluteString, notify: { [emit] in emit(.journal($0)) })
     }
 

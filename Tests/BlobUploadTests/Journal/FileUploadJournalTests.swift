@@ -173,5 +173,8 @@ import Testing
         #expect(relative.source == FileManager.default.currentDirectoryPath + "/b.bin")
         #expect(UploadJournalKey(sourceName: "https://h/x?y", destination: "d").source == "https://h/x?y")
         #expect(relative.digest != UploadJournalKey(sourceName: "b.bin", destination: "e").digest)
+        // A file's name with a colon is a path, made absolute, not a URL of scheme "a".
+        #expect(UploadJournalKey(sourceName: "a:b.bin", isPath: true, destination: "d").source
+                == FileManager.default.currentDirectoryPath + "/a:b.bin")
     }
 }
