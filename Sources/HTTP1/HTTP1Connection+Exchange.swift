@@ -14,14 +14,15 @@ extension HTTP1Connection {
     /// Two waits: `sending` for the request (a ``HTTP1Wait/pace(_:)`` for a bulk body), and a
     /// whole-answer deadline, `answerTimeout` seconds from the end of the request, for the
     /// answer (head and body): a peer that answers one byte at a time cannot stretch it.
-    /// `meter` paces and observes the body (see ``HTTP1Meter``).
+    /// `meter` paces and observes the body, its observer told running totals from 0
+    /// (``HTTP1Meter/perAttempt()``).
     package func exchange(
         method: String, head: [UInt8], body: UnsafeRawBufferPointer?, sending: HTTP1Wait, answerTimeout: TimeInterval,
         keepingAtMost limit: Int, failingPastLimit: Bool = false, meter: HTTP1Meter? = nil
     ) throws(HTTP1Error) -> HTTP1Answer {
         try exchange(method: method, head: head, sending: sending, answerTimeout: answerTimeout, keepingAtMost: limit,
                      failingPastLimit: failingPastLimit) { () throws(HTTP1Error) in
-            if let body, !body.isEmpty { try send(body, wait: sending, meter: meter) }
+            if let body, !body.isEmpty { try send(body, wait: sending, meter: meter?.perAttempt()) }
         }
     }
 
@@ -34,7 +35,7 @@ extension HTTP1Connection {
     ) throws(HTTP1Error) -> HTTP1Answer {
         try exchange(method: method, head: head, sending: sending, answerTimeout: answerTimeout, keepingAtMost: limit,
                      failingPastLimit: false) { () throws(HTTP1Error) in
-            guard try send(body, wait: sending, meter: meter) else { throw .cancelled }
+            guard try send(body, wait: sending, meter: meter?.perAttempt()) else { throw .cancelled }
         }
     }
 

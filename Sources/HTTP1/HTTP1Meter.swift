@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a request body's sender measures and paces, beside its ``HTTP1Wait``: a rate limit
 /// (the body goes out in slices, each after the wait the limit asks for) and an observer of the
@@ -12,7 +13,8 @@ package struct HTTP1Meter: Sendable {
     /// Reserves a slice of this many bytes and returns the nanoseconds to wait before it is
     /// written; `nil` for no limit.
     package var reserve: (@Sendable (Int) -> UInt64)?
-    /// Told the count of every write of body bytes, on the sending thread.
+    /// Told, on the sending thread, after each write of body bytes: its count, or, for a
+    /// meter of an exchange (``perAttempt()``), the bytes of the body written so far.
     package var observe: (@Sendable (Int) -> Void)?
 
     /// A meter; with neither a limit nor an observer it changes nothing.
@@ -21,6 +23,26 @@ package struct HTTP1Meter: Sendable {
         self.reserve = reserve
         self.observe = observe
     }
+}
+
+extension HTTP1Meter {
+    /// This meter for one attempt at a request: its observer hears the running total of the
+    /// body's bytes written in this attempt, so a body sent again (after a stale kept-alive
+    /// connection, after a redirect) counts from its first byte again instead of twice.
+    package func perAttempt() -> HTTP1Meter {
+        guard let observe else { return self }
+        let total = RunningTotal()
+        var meter = self
+        meter.observe = { count in observe(total.add(count)) }
+        return meter
+    }
+}
+
+/// A count several writes add to.
+private final class RunningTotal: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func add(_ count: Int) -> Int { value.add(count, ordering: .relaxed).newValue }
 }
 
 extension HTTP1Connection {

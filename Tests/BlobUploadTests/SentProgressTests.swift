@@ -46,6 +46,27 @@ import Testing
         try await TusClient(endpoint: TestServers.tusFilesURL).terminate(result.uploadURL)
     }
 
+    /// A PATCH sent again on a new connection (the kept one turned out stale: it took the body
+    /// and closed without a word) counts its bytes from 0 again: "sent" never passes the
+    /// upload's length by counting a body twice.
+    @Test func aPatchSentAgainCountsFromZero() async throws {
+        let size = 300_000
+        let server = try ScriptedHTTPServer(connections: [
+            [ScriptedTus.options, ScriptedTus.created("/files/a"), ""],
+            [ScriptedTus.patched(Int64(size))],
+        ])
+        defer { server.stop() }
+        let log = EventLog<TusUploadEvent>()
+        _ = try await TusClient(endpoint: ScriptedTus.endpoint(server)).upload(
+            ScriptedTus.source(size), options: ScriptedTus.options(chunkSize: 1 << 20)) { log.append($0) }
+        let sent = log.all.compactMap { event -> Int64? in
+            if case .sent(let progress) = event { return progress.sentBytes } else { return nil }
+        }
+        #expect(server.requests.filter { $0.hasPrefix("PATCH ") }.count == 2, "\(server.requests.map { $0.prefix(20) })")
+        #expect(sent.filter { $0 == Int64(size) }.count == 2, "\(sent)")
+        #expect(sent.allSatisfy { $0 <= Int64(size) }, "\(sent)")
+    }
+
     @Test func s3ReportsBytesOfPartsInFlightApartFromCompletedParts() async throws {
         let (client, bucket) = try MotoS3.makeBucket()
         defer { MotoS3.removeBucket(bucket) }

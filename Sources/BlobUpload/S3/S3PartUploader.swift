@@ -201,18 +201,18 @@ final class S3PartUploader: @unchecked Sendable {
         let payloadHash = options.checksum == .sha256 ? digests.checksum.hex : SigV4Signer.unsignedPayload
         // A part sent again counts from its first byte again.
         wrote(0, of: part.number, restarting: true)
-        let answer = try wire.send(call, body: body, payloadHash: payloadHash, cancellation: cancellation) { [self] count in
-            wrote(Int64(count), of: part.number, restarting: false)
+        let answer = try wire.send(call, body: body, payloadHash: payloadHash, cancellation: cancellation) { [self] sent in
+            wrote(Int64(sent), of: part.number, restarting: false)
         }
         guard (200..<300).contains(answer.statusCode) else { throw wire.failure(of: answer, for: call) }
         return try S3Client.acknowledged(answer, call: call, bucket: wire.bucket, checksum: options.checksum, sent: digests.checksum.base64)
     }
 
-    /// `count` more body bytes of part `number` were written (or, `restarting`, it starts
-    /// again from its first byte): reports the bytes sent of parts confirmed and in flight.
-    private func wrote(_ count: Int64, of number: Int, restarting: Bool) {
+    /// `sent` body bytes of part `number` were written in its current attempt (or, `restarting`,
+    /// it starts again from its first byte): reports the bytes sent of parts confirmed and in flight.
+    private func wrote(_ sent: Int64, of number: Int, restarting: Bool) {
         lock.withLock {
-            inFlight[number] = restarting ? 0 : (inFlight[number] ?? 0) + count
+            inFlight[number] = restarting ? 0 : sent
             guard !restarting else { return }
             events.send(.sent(sentBytes: completedBytes + inFlight.values.reduce(0, +), totalBytes: reader.length))
         }

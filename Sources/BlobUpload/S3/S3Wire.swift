@@ -137,7 +137,8 @@ final class S3Wire: Sendable {
     }
 
     /// Signs and sends `call` with `body` (hashed as `payloadHash`), paced by
-    /// ``S3Configuration/rateLimit`` and each slice of it written told to `observe`, and reads
+    /// ``S3Configuration/rateLimit``, `observe` told the bytes written so far after each slice (from 0
+    /// again when the body is sent again), and reads
     /// the answer. Statuses are returned, not thrown.
     /// - Throws: ``S3Error/transfer(_:)`` for a network failure, a broken answer or a refused
     ///   redirect; ``S3Error/cancelled(uploadID:)`` when `cancellation` fires.

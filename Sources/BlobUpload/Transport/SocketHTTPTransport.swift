@@ -53,8 +53,9 @@ final class SocketHTTPTransport: Sendable {
     }
 
     /// Sends `head` (its fields checked when it was built, see ``HeaderFieldCheck``) with
-    /// `body` (its `Content-Length` is set here), paced by ``rateLimit`` and each slice written
-    /// told to `observe`, and reads the whole answer.
+    /// `body` (its `Content-Length` is set here), paced by ``rateLimit``, `observe` told the bytes
+    /// written so far after each slice (from 0 again when the body is sent again), and reads
+    /// the whole answer.
     /// - Throws: ``BlobUploadError/network(method:url:reason:code:)``,
     ///   ``BlobUploadError/protocolViolation(operation:url:reason:)`` for an answer that breaks HTTP/1.1,
     ///   ``BlobUploadError/redirectRefused(method:url:statusCode:location:)``,

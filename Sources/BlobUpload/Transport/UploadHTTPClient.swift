@@ -34,8 +34,8 @@ final class UploadHTTPClient: Sendable {
     }
 
     /// Sends `head` with `body` (its length set here) and reads the answer; statuses are
-    /// returned, not thrown. `observe` is told the body bytes as they are written (on the own
-    /// client; URLSession does not tell).
+    /// returned, not thrown. `observe` is told the body bytes written so far (from 0 again
+    /// when the body is sent again; on the own client; URLSession does not tell).
     /// A produced body (``RequestBody/produced(count:makeBody:)``) needs the own client
     /// (``isDoneWithBodies(at:)``); through URLSession it fails with
     /// ``BlobUploadError/invalidOption(name:reason:)`` before anything is sent.

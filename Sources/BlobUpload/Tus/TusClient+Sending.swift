@@ -11,8 +11,9 @@ import FoundationNetworking
 extension TusClient {
     /// Sends one tus request: `Tus-Resumable`, the client's headers and its provider's added;
     /// a 401 or 403 asks the provider again and sends the request once more. Only to the
-    /// endpoint's origin: the headers are meant for it. `observe` is told the body bytes as
-    /// they are written (on the package's own client).
+    /// endpoint's origin: the headers are meant for it. `observe` is told the body bytes
+    /// written so far, after each write, from 0 again when the body is sent again (on the
+    /// package's own client).
     func send(
         _ method: String, _ url: URL, headers extra: [String: String],
         body: RequestBody? = nil, tusResumable: Bool = true, observe: (@Sendable (Int) -> Void)? = nil

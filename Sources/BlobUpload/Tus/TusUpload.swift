@@ -152,12 +152,11 @@ final class TusUpload {
         }
         if streamed == nil { reader.prefetchNext() }
         let (emit, start, length) = (self.emit, offset, self.length)
-        let written = LockedValue<Int64>(0)
         let reply: HTTPReply
         do {
-            reply = try await client.send("PATCH", uploadURL, headers: headers, body: body) { count in
-                let sent = written.withLock { $0 += Int64(count); return $0 }
-                emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + sent)))
+            // Told the bytes of this PATCH written so far; a PATCH sent again counts from 0.
+            reply = try await client.send("PATCH", uploadURL, headers: headers, body: body) { sent in
+                emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + Int64(sent))))
             }
         } catch {
             // A streamed body that stopped short ended the request; the read says why.
