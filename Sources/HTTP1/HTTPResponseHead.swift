@@ -70,12 +70,23 @@ package struct HTTPResponseHead: Sendable, Equatable {
                 continue
             }
             guard let colon = line.firstIndex(of: ":") else { throw malformed("header line", line) }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let name = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty else { throw malformed("header line", line) }
+            // A name is a token, nothing around it (RFC 9112 §5.1): `Content-Length : 5` is one
+            // framing to us and another, or none, to a proxy on the way, so it is refused.
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter) else {
+                throw malformed("field name (a token, with nothing between it and its colon)", line)
+            }
             fields.append((name, value))
         }
         return HTTPResponseHead(statusCode: Int(code), version: String(statusLine[0]), fields: fields)
+    }
+
+    /// RFC 9110's `tchar`.
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.isASCII else { return false }
+        return ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+            || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar)
     }
 
     private static func malformed(_ what: String, _ line: String) -> HTTP1Error {
