@@ -32,6 +32,8 @@ enum JournalOption {
     /// URL may carry a password (hidden by the console).
     static func message(_ notice: UploadJournalNotice, subject: String) -> String {
         switch notice {
+        case .found(let upload):
+            return "\(subject): the upload journal has \(upload); asking the server how far it got (--no-resume starts afresh)"
         case .resuming(let upload, let offset):
             return "\(subject): resuming \(upload) at \(offset) bytes (from the upload journal; --no-resume starts afresh)"
         case .startingOver(let upload, let reason):

@@ -114,7 +114,7 @@ enum S3CopyCommand: Command {
             try await client.upload(source, key: key, options: settings, resuming: resume) { reporter.handle($0) }
         }
         reporter.finish()
-        let uploadID = reporter.uploadID ?? resume
+        let uploadID = reporter.uploadID ?? resume ?? reporter.journaledID
         switch outcome.result {
         case .success(let upload):
             let checksum = upload.checksum.map { " \(settings.checksum)=\($0)" } ?? ""
@@ -136,6 +136,11 @@ enum S3CopyCommand: Command {
             }
             var message = S3Support.message(error, subject: sourceName)
             if let uploadID { message += Self.advice(after: error, uploadID: uploadID, bucket: bucket, key: key) }
+            // The journal's upload failed before it could be continued: it stays the journal's,
+            // and each run would ask it again.
+            if reporter.uploadID == nil, let journaled = reporter.journaledID {
+                message += "; \(journaled) is the upload journal's: --no-resume starts a new upload instead"
+            }
             throw .runtime(message)
         }
     }
@@ -198,6 +203,9 @@ private final class S3CopyReporter: @unchecked Sendable {
 
     /// The multipart upload's id once it is known.
     var uploadID: String? { lock.withLock { id } }
+    /// The upload journal's upload, once it is asked for its parts.
+    var journaledID: String? { lock.withLock { journaled } }
+    private var journaled: String?
 
     func handle(_ event: S3UploadEvent) {
         lock.withLock {
@@ -217,6 +225,7 @@ private final class S3CopyReporter: @unchecked Sendable {
                 console.error(String(format: "retry %d%@ in %.1f s after: %@", attempt - 1, what, delay,
                                      S3Support.sentence(error)))
             case .journal(let notice):
+                if case .found(let upload) = notice { journaled = upload }
                 if case .resuming(let uploadID, _) = notice, id == nil {
                     // The upload id comes first on standard output, as for a new upload.
                     id = uploadID

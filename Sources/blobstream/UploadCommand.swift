@@ -127,7 +127,7 @@ enum UploadCommand: Command {
             resumable = false
             (outcome, reporter) = attempt(.live(name: sourceName, dataSource: dataSource), live)
         }
-        let uploadURL = reporter.uploadURL ?? resume?.absoluteString
+        let uploadURL = reporter.uploadURL ?? resume?.absoluteString ?? reporter.journaledURL
         // A source that names no version cannot continue an upload either: nothing could confirm
         // it still has the bytes sent.
         let unresumable = !resumable ? "input read once cannot continue it"
@@ -151,6 +151,11 @@ enum UploadCommand: Command {
             let error = outcome.stopReason ?? failure
             var message = ErrorPresenter.message(error, subject: sourceName)
             if let uploadURL, unresumable == nil { message += advice(after: error, uploadURL: uploadURL) }
+            // The journal's upload failed before it could be continued: it stays the journal's,
+            // and each run would ask it again.
+            if reporter.uploadURL == nil, let journaled = reporter.journaledURL {
+                message += "; \(journaled) is the upload journal's: --no-resume starts a new upload instead"
+            }
             throw .runtime(message)
         }
     }
@@ -254,6 +259,9 @@ private final class UploadReporter: @unchecked Sendable {
     /// Whether the upload was made from a source that names no version.
     var isUnversioned: Bool { lock.withLock { unversioned } }
     private var unversioned = false
+    /// The upload journal's upload, once it is asked for its state.
+    var journaledURL: String? { lock.withLock { journaled } }
+    private var journaled: String?
 
     func handle(_ event: TusUploadEvent) {
         lock.withLock {
@@ -279,6 +287,7 @@ private final class UploadReporter: @unchecked Sendable {
             case .restarting(let goneURL):
                 console.error("\(goneURL.absoluteString) is gone; starting a new upload")
             case .journal(let notice):
+                if case .found(let upload) = notice { journaled = upload }
                 console.error(JournalOption.message(notice, subject: label))
             }
         }

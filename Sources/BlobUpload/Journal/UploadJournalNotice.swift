@@ -1,6 +1,12 @@
 /// What an upload's journal did, reported with the upload's events
 /// (``TusUploadEvent/journal(_:)``, ``S3UploadEvent/journal(_:)``) so that a command can say it.
 public enum UploadJournalNotice: Sendable, Hashable {
+    /// The journal has an upload of this source to this destination: `upload` (a tus upload
+    /// URL, an S3 upload id) is asked for its state next (a tus `HEAD`, S3's `ListParts`).
+    /// ``resuming(upload:offset:)`` or ``startingOver(upload:reason:)`` follows, or the upload
+    /// fails with the server's answer; starting afresh (``TusUploadOptions/continuesJournaledUpload``
+    /// false, the command line's `--no-resume`) leaves it aside.
+    case found(upload: String)
     /// The journal had this upload: `upload` (a tus upload URL, an S3 upload id) is continued
     /// from `offset`, the bytes the server has (for S3, the parts it lists, each still checked
     /// against the source before it is kept).

@@ -63,6 +63,7 @@ extension S3UploadRun {
             abandon(entry, journal: journal, reason: reason)
             return nil
         }
+        journal.report(.found(upload: upload.uploadID))
         do throws(S3Error) {
             let listing = try listParts(uploadID: upload.uploadID)
             journal.report(.resuming(upload: upload.uploadID, offset: listing.parts.reduce(0) { $0 + $1.size }))

@@ -33,6 +33,7 @@ extension TusUpload {
             return try await createUpload()
         }
         uploadURL = url
+        journal.report(.found(upload: url.absoluteString))
         do throws(BlobUploadError) {
             let status = try await serverStatus()
             if let recorded = status.metadata[Self.sourceVersionKey], let refusal = reader.pin.refusal(ofRecorded: recorded) {

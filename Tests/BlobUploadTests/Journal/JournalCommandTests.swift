@@ -81,6 +81,31 @@ import Testing
         #expect(JournalKillTests.entries(state).isEmpty)
     }
 
+    /// A journaled upload is named before its server is asked about it; one the server refuses
+    /// (400: another account's token, say) fails with that answer, and the message says it is
+    /// the journal's and how to start afresh instead of failing the same way on every run.
+    @Test func aJournaledUploadTheServerRefusesNamesTheJournal() async throws {
+        let (path, state) = try Self.scratch(seed: 2301, size: 100_000)
+        defer { TempFiles.remove(path); TempFiles.remove(state) }
+        let server = try ScriptedHTTPServer(connections: [[
+            ScriptedTus.options, "HTTP/1.1 400 Bad Request\r\nTus-Resumable: 1.0.0\r\nContent-Length: 0\r\n\r\n",
+        ]])
+        defer { server.stop() }
+        let endpoint = "http://127.0.0.1:\(server.port)/files/"
+        let journaled = "http://127.0.0.1:\(server.port)/files/journaled"
+        let version = Locked<String?>(nil)
+        FileDataSource(path: path).open { if case .success(let description) = $0 { version.value = description.version } }
+        try FileUploadJournal(directory: state + "/blobstream/uploads").record(UploadJournalEntry(
+            key: UploadJournalKey(source: path, destination: endpoint), sourceVersion: try #require(version.value),
+            length: 100_000, upload: .tus(uploadURL: try #require(URL(string: journaled)))))
+
+        let run = try await ToolProcess.execute(try ToolProcess.blobstream(), ["upload", path, endpoint], environment: ["XDG_STATE_HOME": state])
+        #expect(run.status == 1, "\(run.standardError)")
+        #expect(run.standardError.contains("the upload journal has \(journaled); asking the server"), "\(run.standardError)")
+        #expect(run.standardError.contains("\(journaled) is the upload journal's: --no-resume starts a new upload instead"),
+                "\(run.standardError)")
+    }
+
     @Test func anS3UploadTheServerForgotIsStartedAnew() async throws {
         let (client, bucket) = try MotoS3.makeBucket()
         defer { MotoS3.removeBucket(bucket) }
