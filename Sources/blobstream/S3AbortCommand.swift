@@ -1,5 +1,6 @@
 import BlobUpload
 import Foundation
+internal import SystemCalls
 
 /// `blobstream s3 abort`: deletes a multipart upload and its parts, or every unfinished one
 /// older than an age.
@@ -29,7 +30,8 @@ enum S3AbortCommand: Command {
 
         Exit status: 0 when the upload was deleted (with --older-than: when every upload of that
         age was, none included), 1 on failure (an upload that does not exist included), 64 for a
-        wrong command line.
+        wrong command line, 130 (Ctrl-C) or 143 (SIGTERM) when interrupted (the message says
+        what was deleted by then).
 
         """
     }
@@ -48,7 +50,11 @@ enum S3AbortCommand: Command {
             try await client.abort(key: key, uploadID: uploadID)
         }
         if case .failure(let error) = outcome.result {
-            if let status = outcome.interruption.exitStatus { return status }
+            if let status = outcome.interruption.exitStatus {
+                console.error("s3://\(bucket)/\(key): \(outcome.interruption.signalName) while aborting \(uploadID), which may or "
+                    + "may not be deleted: run the command again ('s3 ls-uploads' lists what remains)")
+                return status
+            }
             // The library's advice (start a new upload) is for an upload that was to go on.
             if case .uploadGone = error {
                 throw .runtime("s3://\(bucket)/\(key): the multipart upload \(uploadID) is gone (NoSuchUpload): it was "
@@ -66,9 +72,11 @@ enum S3AbortCommand: Command {
         let (bucket, prefix) = try S3Support.location(arguments.positional[0])
         let client = try S3Support.client(bucket: bucket, arguments: arguments)
         let cutoff = Date(timeIntervalSinceNow: -age)
+        let abortedSoFar = LockedValue(0)
         let outcome = UploadSupport.run { () async throws(S3Error) -> (aborted: Int, kept: Int) in
             let all = try await client.listUnfinishedUploads(prefix: prefix)
             let aborted = try await client.abortUnfinishedUploads(all, initiatedBefore: cutoff) { upload in
+                abortedSoFar.withLock { $0 += 1 }
                 console.output("aborted \(S3Support.timestamp(upload.initiated))\t\(upload.uploadID)\ts3://\(bucket)/\(upload.key)\n")
             }
             return (aborted.count, all.count { $0.initiated >= cutoff })
@@ -80,7 +88,12 @@ enum S3AbortCommand: Command {
                 + "\(kept) newer kept\n")
             return ExitStatus.success
         case .failure(let error):
-            if let status = outcome.interruption.exitStatus { return status }
+            if let status = outcome.interruption.exitStatus {
+                let count = abortedSoFar.withLock { $0 }
+                console.error("\(location): \(outcome.interruption.signalName) after aborting \(count) unfinished "
+                    + "upload\(count == 1 ? "" : "s") (listed above); run the command again for the rest")
+                return status
+            }
             throw .runtime(S3Support.message(error, subject: location))
         }
     }

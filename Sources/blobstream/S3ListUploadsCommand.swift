@@ -23,7 +23,8 @@ enum S3ListUploadsCommand: Command {
               --cacert FILE    trust only these CA certificates (PEM) for https: (default: the system's, or SSL_CERT_FILE)
           -h, --help           show this help
 
-        Exit status: 0 when listed (none is no error), 1 on failure, 64 for a wrong command line.
+        Exit status: 0 when listed (none is no error), 1 on failure, 64 for a wrong command line,
+        130 (Ctrl-C) or 143 (SIGTERM) when interrupted (nothing is listed then).
 
         """
     }
@@ -42,7 +43,10 @@ enum S3ListUploadsCommand: Command {
             }
             return ExitStatus.success
         case .failure(let error):
-            if let status = outcome.interruption.exitStatus { return status }
+            if let status = outcome.interruption.exitStatus {
+                console.error("s3://\(bucket)/\(prefix): listing \(outcome.interruption.signalName); nothing listed")
+                return status
+            }
             throw .runtime(S3Support.message(error, subject: "s3://\(bucket)/\(prefix)"))
         }
     }

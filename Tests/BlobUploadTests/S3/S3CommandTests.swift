@@ -214,4 +214,25 @@ import Testing
         // Still there, resumable.
         _ = try await client.listParts(key: "int.bin", uploadID: id)
     }
+
+    /// `s3 abort` and `s3 ls-uploads` interrupted while their server has not answered: each
+    /// says what it was doing and what may be left, and exits 130, as its help says.
+    @Test(arguments: [
+        (["s3", "abort", "s3://bkt/k", "UP-1"], "while aborting UP-1, which may or may not be deleted"),
+        (["s3", "abort", "--older-than", "1d", "s3://bkt/p"], "interrupted after aborting 0 unfinished uploads"),
+        (["s3", "ls-uploads", "s3://bkt/p"], "listing interrupted; nothing listed"),
+    ])
+    func anInterruptedAbortOrListingSaysSo(arguments: [String], message: String) async throws {
+        // Listening, never accepting: the request goes out and no answer comes.
+        let (listener, port) = try LoopbackSocket.listening()
+        defer { close(listener) }
+        let child = try ToolProcess.startBlobstream(
+            [arguments[0], arguments[1], "--endpoint", "http://127.0.0.1:\(port)"] + arguments.dropFirst(2),
+            environment: S3CommandTests.environment)
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        kill(child.processIdentifier, SIGINT)
+        let result = await child.finished()
+        #expect(result.status == 130, "\(result.standardError)")
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
 }
