@@ -77,7 +77,9 @@ enum PutCommand: Command {
         }
         bar?.finish()
         if case .failure = outcome.result, let status = outcome.interruption.exitStatus {
-            console.error("\(sourceName): PUT \(outcome.interruption.signalName); the server has no complete copy")
+            // The body may have gone out whole and been stored: only the answer would say.
+            console.error("\(sourceName): PUT \(outcome.interruption.signalName) before the server confirmed it; run it again "
+                + "to be sure the server has the whole body")
             return status
         }
         switch outcome.result {
