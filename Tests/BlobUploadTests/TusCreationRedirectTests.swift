@@ -36,4 +36,27 @@ import BlobTestSupport
             "OPTIONS /files/ HTTP/1.1", "POST /files/ HTTP/1.1", "POST /v2/files/ HTTP/1.1", "PATCH /v2/files/abc HTTP/1.1",
         ])
     }
+
+    /// A redirect whose `Location` is no URL, answering a request without a body (a `HEAD`),
+    /// is a broken answer of that request, not a refusal to send a body again.
+    @Test func aLocationThatIsNoURLIsAMalformedAnswer() async throws {
+        let server = try ScriptedHTTPServer(connections: [[
+            "HTTP/1.1 301 Moved Permanently\r\nLocation: http://[zz/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ]])
+        defer { server.stop() }
+        let uploadURL = URL(string: "http://127.0.0.1:\(server.port)/files/a")!
+        let outcome: Result<TusUploadStatus, BlobUploadError>
+        do throws(BlobUploadError) {
+            outcome = .success(try await TusClient(endpoint: ScriptedTus.endpoint(server)).status(of: uploadURL))
+        } catch {
+            outcome = .failure(error)
+        }
+        guard case .failure(let error) = outcome, case .malformedAnswer(.tus(method: "HEAD"), let url, let reason) = error else {
+            Issue.record("not a malformed answer of the HEAD: \(outcome)")
+            return
+        }
+        #expect(url == uploadURL.absoluteString)
+        #expect(reason.contains("http://[zz/") && reason.contains("not a URL"), "\(reason)")
+        #expect(!"\(error)".contains("body"), "\(error)")
+    }
 }

@@ -119,7 +119,7 @@ extension SocketHTTPTransport {
         let reply = HTTPReply(method: method, url: url, statusCode: answer.head.statusCode,
                               headers: answer.head.fields, body: Data(answer.body))
         // A streamed body is never sent again: any redirect is refused.
-        if case .failure(let refusal)? = reply.redirect(hasBody: true, followed: 0) { return .failure(refusal) }
+        if case .failure(let refusal)? = reply.redirect(hasBody: true, followed: 0, operation: .http(method: reply.method)) { return .failure(refusal) }
         return .success(reply)
     }
 

@@ -92,7 +92,7 @@ final class SocketHTTPTransport: Sendable {
             case .success(let answer): reply = answer
             case .failure(let error): return .failure(error)
             }
-            switch reply.redirect(hasBody: (body?.count ?? 0) > 0, followed: followed) {
+            switch reply.redirect(hasBody: (body?.count ?? 0) > 0, followed: followed, operation: .tus(method: head.method)) {
             case nil: return .success(reply)
             case .failure(let refusal): return .failure(refusal)
             case .success(let follow): (head.url, head.method) = (follow.url, follow.method)

@@ -282,7 +282,7 @@ private final class RedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
         let reply = HTTPReply(
             method: call.method, url: response.url ?? call.url, statusCode: response.statusCode,
             headers: response.value(forHTTPHeaderField: "Location").map { ["location": $0] } ?? [:], body: Data())
-        switch reply.redirect(hasBody: hasBody, followed: followed.withLock { $0 }) {
+        switch reply.redirect(hasBody: hasBody, followed: followed.withLock { $0 }, operation: call.operation) {
         case .success(let follow)?:
             followed.withLock { $0 += 1 }
             var next = request
