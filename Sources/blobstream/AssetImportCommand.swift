@@ -30,6 +30,11 @@ enum AssetImportCommand: Command {
         guard arguments.positional.count == 1, let file = arguments.positional.first else {
             throw .usage("expected exactly one <file>")
         }
+        // `-` is standard input to every other command: a file named so is `./-`.
+        if file == "-" {
+            throw .usage("asset import copies a regular file (and checks it did not change while copied), not standard input; "
+                + "save it to a file first, or name a file called '-' as ./-")
+        }
         do {
             let identifier = try DirectoryAssetStore(directory: directory).import(fileAt: file)
             console.output(identifier + "\n")

@@ -45,6 +45,11 @@ import Testing
 
         let usage = try await blobstream(["asset", "import", directory + "/nothing"])
         #expect(usage.status == 64)
+
+        // `-` is standard input everywhere else: refused as such, not "open failed" for a file.
+        let standardInput = try await blobstream(["asset", "import", "--asset-library", library, "-"])
+        #expect(standardInput.status == 64)
+        #expect(standardInput.standardError.contains("not standard input"), "\(standardInput.standardError)")
     }
 
     @Test func checksumOfAnHTTPURL() async throws {
