@@ -18,10 +18,13 @@ struct S3XMLElement: Sendable {
     func value(_ name: String) -> String? { child(name)?.text.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     /// The root element of `data`, parsed with Foundation's `XMLParser`, or `nil` when it is
-    /// not XML. External entities are never resolved.
+    /// not XML. External entities are never resolved. Whitespace before the document is
+    /// dropped: S3 keeps a slow `CompleteMultipartUpload` alive with it, after the 200 (and
+    /// some servers before the XML declaration, which the parser would refuse).
     static func parse(_ data: Data) -> S3XMLElement? {
-        guard !data.isEmpty else { return nil }
-        let parser = XMLParser(data: data)
+        let start = data.firstIndex { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } ?? data.endIndex
+        guard start < data.endIndex else { return nil }
+        let parser = XMLParser(data: data[start...])
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
         let builder = TreeBuilder()

@@ -33,6 +33,25 @@ import Testing
         }
     }
 
+    /// S3 keeps a slow `CompleteMultipartUpload` alive with whitespace after its 200, which
+    /// some servers send before the XML declaration: the answer is still read, and an
+    /// `<Error>` behind it is still the error.
+    @Test func whitespaceBeforeTheCompleteAnswerIsSkipped() async throws {
+        let keptAlive = S3ErrorTests.answer(
+            "200 OK", body: "  \n \r\n<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult><ETag>\"ffff-1\"</ETag></CompleteMultipartUploadResult>")
+        let server = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [keptAlive]])
+        let result = try await S3ErrorTests.client(server).upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart)
+        #expect(result.eTag == "\"ffff-1\"")
+
+        let failed = S3ErrorTests.answer(
+            "200 OK", body: "   \n<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>no</Message></Error>")
+        let second = try ScriptedHTTPServer(connections: [[S3ErrorTests.created], [S3ErrorTests.partStored], [failed]])
+        let error = await #expect(throws: S3Error.self) {
+            _ = try await S3ErrorTests.client(second).upload(S3ErrorTests.source(), key: "k", options: S3ErrorTests.multipart)
+        }
+        #expect("\(String(describing: error))".contains("AccessDenied"), "\(String(describing: error))")
+    }
+
     /// A 200 sent before the body was read, by a server that then stopped reading, does not
     /// store a body that was not all sent: it is no success.
     @Test func anEarly200BeforeTheBodyWasSentIsNoSuccess() async throws {
