@@ -74,6 +74,13 @@ extension S3UploadRun {
         }
     }
 
+    /// Removes the journal's entry of `source` to this key, if any, aborting its multipart
+    /// upload, for `reason` (an object stored whole after all).
+    func abandonJournaled(source: UploadSource, reader: S3PartReader, reason: String) {
+        guard let journal = openJournal(source: source, reader: reader), let entry = journal.lookup() else { return }
+        abandon(entry, journal: journal, reason: reason)
+    }
+
     /// Removes the journal's `entry`, which nothing will continue for `reason`, aborting its
     /// multipart upload (its parts would be billed until then), and says so.
     private func abandon(_ entry: UploadJournalEntry, journal: UploadJournalSession, reason: String) {
