@@ -24,10 +24,9 @@ struct S3UploadRun {
         // upload's own part size must fit within it too.
         let memoryBudget = options.parallelParts * partSize
         if resumedID == nil, let length = reader.length, length <= Int64(threshold) {
-            let result = try putObject(reader, length: length)
             // A multipart upload the journal has of this source is continued by nothing now.
-            abandonJournaled(source: source, reader: reader, reason: "the object was stored with one PutObject instead")
-            return result
+            abandonJournaled(source: source, reader: reader, reason: "the object goes in one PutObject this time (it fits in one part)")
+            return try putObject(reader, length: length)
         }
         let journal = openJournal(source: source, reader: reader)
         let (resumed, journaled) = try resumption(of: resumedID, journal: journal, reader: reader)
