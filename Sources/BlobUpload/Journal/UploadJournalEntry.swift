@@ -42,14 +42,18 @@ public struct UploadJournalS3Upload: Sendable, Hashable, Codable {
     public var partSize: Int
     /// The checksum algorithm its parts carry (`CRC32C`, …), or `nil` when they carry none.
     public var checksumAlgorithm: String?
+    /// Its checksum type (`FULL_OBJECT`, `COMPOSITE`), or `nil` when its parts carry none or
+    /// the entry predates the field.
+    public var checksumType: String?
     /// The parts the server confirmed, by number.
     public var parts: [UploadJournalPart]
 
     /// A record of the multipart upload `uploadID`.
-    public init(uploadID: String, partSize: Int, checksumAlgorithm: String?, parts: [UploadJournalPart] = []) {
+    public init(uploadID: String, partSize: Int, checksumAlgorithm: String?, checksumType: String? = nil, parts: [UploadJournalPart] = []) {
         self.uploadID = uploadID
         self.partSize = partSize
         self.checksumAlgorithm = checksumAlgorithm
+        self.checksumType = checksumType
         self.parts = parts
     }
 }

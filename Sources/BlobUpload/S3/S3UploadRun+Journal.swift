@@ -20,7 +20,7 @@ extension S3UploadRun {
     func resumption(
         of resumedID: String?, journal: UploadJournalSession?, reader: S3PartReader
     ) throws(S3Error) -> (
-        upload: (id: String, listing: (parts: [S3Answers.ListedPart], algorithm: String?), partSize: Int?)?,
+        upload: (id: String, listing: S3Answers.PartListing, partSize: Int?)?,
         journaled: [Int: UploadJournalPart]
     ) {
         if let resumedID {
@@ -40,12 +40,16 @@ extension S3UploadRun {
     /// The checksum algorithm the parts carry, as the journal records it.
     var journaledAlgorithm: String? { options.sendsChecksums ? options.checksum.s3Name : nil }
 
+    /// The checksum type the upload is created with (S3's `ChecksumType`): `FULL_OBJECT` or
+    /// `COMPOSITE`; `nil` without checksums. Completing with another type fails every time.
+    var checksumType: String? { options.isFullObject ? "FULL_OBJECT" : options.sendsChecksums ? "COMPOSITE" : nil }
+
     /// The journal's upload of this source and its part list, when it can be continued; `nil`
     /// (the entry removed, and the upload aborted when it is of another version, length or
     /// checksum) when it cannot.
     private func journaledUpload(
         _ journal: UploadJournalSession, reader: S3PartReader
-    ) throws(S3Error) -> (upload: UploadJournalS3Upload, listing: (parts: [S3Answers.ListedPart], algorithm: String?))? {
+    ) throws(S3Error) -> (upload: UploadJournalS3Upload, listing: S3Answers.PartListing)? {
         guard let entry = journal.lookup() else { return nil }
         guard options.continuesJournaledUpload else {
             abandon(entry, journal: journal, reason: "a new upload was asked for")
@@ -59,6 +63,9 @@ extension S3UploadRun {
             ?? (entry.length == reader.length ? nil : "the source has \(reader.length.map(String.init) ?? "?") bytes, the upload \(entry.length)")
             ?? (upload.checksumAlgorithm == journaledAlgorithm ? nil
                 : "its parts carry \(upload.checksumAlgorithm ?? "no") checksums, this upload \(journaledAlgorithm ?? "none")")
+            // Recorded since the field exists (older entries are judged by the listing alone).
+            ?? (upload.checksumType.map { $0 == checksumType } ?? true ? nil
+                : "its checksum is \(upload.checksumType ?? "none"), this upload's \(checksumType ?? "none")")
         if let reason {
             abandon(entry, journal: journal, reason: reason)
             return nil

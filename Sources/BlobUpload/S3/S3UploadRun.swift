@@ -40,6 +40,13 @@ struct S3UploadRun {
                     name: "checksum",
                     reason: "upload \(uploadID) was created with \(algorithm) checksums, not \(options.checksum.s3Name); resume it with that checksum")
             }
+            // And with one checksum type, which its Complete must name: another fails every time.
+            if let type = listing.checksumType, let wanted = checksumType, type != wanted {
+                throw .invalidConfiguration(
+                    name: "fullObjectChecksum",
+                    reason: "upload \(uploadID) was created with \(type) checksums, not \(wanted); resume it "
+                        + (type == "FULL_OBJECT" ? "with a full-object checksum (--full-object)" : "without --full-object"))
+            }
             for part in listing.parts { listed[part.number] = part }
             // Parts are numbered by the part size the upload started with: keep it — as the
             // journal recorded it, else as the largest listed part shows it (which a listing of
@@ -67,7 +74,7 @@ struct S3UploadRun {
             if attempts > 1 { reportOtherUploads(than: uploadID) }
         }
         journal?.start(.s3(upload: UploadJournalS3Upload(
-            uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm,
+            uploadID: uploadID, partSize: partSize, checksumAlgorithm: journaledAlgorithm, checksumType: checksumType,
             parts: journaled.values.sorted { $0.number < $1.number })))
         do {
             let plan = reader.length.map { Self.plan(length: $0, partSize: partSize) }
@@ -206,10 +213,9 @@ struct S3UploadRun {
     }
 
     /// Every part the server lists for `uploadID`, following `NextPartNumberMarker`, and the
-    /// upload's checksum algorithm (`CRC32C`) when the server names it.
-    func listParts(uploadID: String) throws(S3Error) -> (parts: [S3Answers.ListedPart], algorithm: String?) {
-        var parts: [S3Answers.ListedPart] = []
-        var algorithm: String?
+    /// upload's checksum algorithm (`CRC32C`) and type (`FULL_OBJECT`) when the server names them.
+    func listParts(uploadID: String) throws(S3Error) -> S3Answers.PartListing {
+        var listing = S3Answers.PartListing()
         var marker: String?
         repeat {
             var query = [("uploadId", uploadID)]
@@ -224,15 +230,17 @@ struct S3UploadRun {
                 }
                 return root
             }
-            if let named = root.value("ChecksumAlgorithm"), !named.isEmpty { algorithm = named }
+            if let named = root.value("ChecksumAlgorithm"), !named.isEmpty { listing.algorithm = named }
+            if let named = root.value("ChecksumType"), !named.isEmpty { listing.checksumType = named.uppercased() }
             for part in root.all("Part") {
                 guard let number = part.value("PartNumber").flatMap(Int.init), let size = part.value("Size").flatMap(Int64.init),
                       let eTag = part.value("ETag"), !eTag.isEmpty else {
                     throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts", reason: "a part lacks its number, size or ETag")
                 }
-                parts.append(S3Answers.ListedPart(number: number, size: size, eTag: eTag, checksum: part.value("Checksum\(options.checksum.s3Name)")))
+                listing.parts.append(S3Answers.ListedPart(
+                    number: number, size: size, eTag: eTag, checksum: part.value("Checksum\(options.checksum.s3Name)")))
             }
-            guard parts.count <= S3UploadOptions.maximumPartCount else {
+            guard listing.parts.count <= S3UploadOptions.maximumPartCount else {
                 throw .protocolViolation(bucket: wire.bucket, key: key, operation: "ListParts",
                                          reason: "more than \(S3UploadOptions.maximumPartCount) parts listed")
             }
@@ -248,7 +256,7 @@ struct S3UploadRun {
             }
             marker = next
         } while true
-        return (parts, algorithm)
+        return listing
     }
 
     private func complete(uploadID: String, parts: [S3CompletedPart], length: Int64, partsSent: Int) throws(S3Error) -> S3UploadResult {

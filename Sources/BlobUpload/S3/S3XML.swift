@@ -92,6 +92,15 @@ enum S3Answers {
         var checksum: String?
     }
 
+    /// Every part `ListParts` reports of an upload, and what it says of the upload's checksums.
+    struct PartListing: Sendable {
+        var parts: [ListedPart] = []
+        /// `ChecksumAlgorithm` (`CRC32C`, …), when the server names it.
+        var algorithm: String?
+        /// `ChecksumType` (`COMPOSITE`, `FULL_OBJECT`), when the server names it.
+        var checksumType: String?
+    }
+
     /// The `<Error>` of an error answer: `Code`, `Message`, `RequestId`.
     static func error(_ body: Data) -> (code: String?, message: String?, requestID: String?)? {
         guard let root = S3XMLElement.parse(body), root.name == "Error" else { return nil }
