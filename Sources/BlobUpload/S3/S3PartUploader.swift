@@ -178,13 +178,16 @@ final class S3PartUploader: @unchecked Sendable {
     /// match — its checksum when it lists one, and its ETag when that is an MD5 (unencrypted
     /// and SSE-S3 parts), since a 32-bit CRC alone is the weaker of the two. A part a journal
     /// recorded as confirmed must also be listed with the ETag it was confirmed with, and have
-    /// the checksum recorded then; that record alone vouches for a part the server lists with
-    /// neither checksum nor MD5 ETag (SSE-KMS). Any other part is sent again.
+    /// the checksum recorded then; that record, of the source version the journal pinned,
+    /// vouches for the part whatever its ETag is (SSE-KMS and SSE-C ETags are 32 hex digits
+    /// that are no MD5 of the bytes). Any other part is sent again.
     static func matches(_ listed: S3Answers.ListedPart, digests: S3PartDigests, journaled: UploadJournalPart? = nil) -> Bool {
         if let checksum = listed.checksum, checksum != digests.checksum.base64 { return false }
         if let journaled {
             guard journaled.eTag == listed.eTag, Int64(journaled.size) == listed.size,
                   journaled.checksum.map({ $0 == digests.checksum.base64 }) ?? true else { return false }
+            // The very part this journal saw confirmed, of these bytes' checksum.
+            if journaled.checksum != nil { return true }
         }
         guard let tagged = ChecksumDigest(algorithm: .md5, hex: listed.eTag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else {
             return listed.checksum != nil || journaled?.checksum != nil

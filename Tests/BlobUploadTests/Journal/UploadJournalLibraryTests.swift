@@ -80,4 +80,26 @@ import Testing
         let listedOther = S3Answers.ListedPart(number: 1, size: 4, eTag: "\"kms-tag\"", checksum: "AAAAAA==")
         #expect(!S3PartUploader.matches(listedOther, digests: digests, journaled: recorded))
     }
+
+    /// SSE-KMS and SSE-C ETags are 32 hex digits too, but no MD5 of the part: a part the journal
+    /// recorded (that ETag, this checksum) is kept although its ETag is not the bytes' MD5; it
+    /// used to be sent again, so resuming kept nothing on such buckets. Without the record, an
+    /// ETag that reads as an MD5 must be the bytes' MD5.
+    @Test func aRecordedPartWithAnEncryptedETagIsKept() {
+        let bytes = Data("part".utf8)
+        var crc = S3ChecksumAlgorithm.crc32c.algorithm.makeChecksum()
+        bytes.withUnsafeBytes { crc.update($0) }
+        let md5 = MD5.digest(of: bytes)
+        let digests = S3PartDigests(checksum: crc.finalize(), md5: md5)
+        let encrypted = "\"" + MD5.digest(of: Data("kms".utf8) + bytes).hex + "\""
+        let listed = S3Answers.ListedPart(number: 1, size: 4, eTag: encrypted, checksum: digests.checksum.base64)
+        #expect(!S3PartUploader.matches(listed, digests: digests), "an ETag that reads as an MD5 and is not the bytes' one")
+        let recorded = UploadJournalPart(number: 1, size: 4, eTag: encrypted, checksum: digests.checksum.base64)
+        #expect(S3PartUploader.matches(listed, digests: digests, journaled: recorded))
+        var unchecked = recorded
+        unchecked.checksum = nil
+        #expect(!S3PartUploader.matches(listed, digests: digests, journaled: unchecked), "a record without a checksum vouches for nothing")
+        let plain = S3Answers.ListedPart(number: 1, size: 4, eTag: "\"" + md5.hex + "\"", checksum: nil)
+        #expect(S3PartUploader.matches(plain, digests: digests))
+    }
 }
