@@ -26,11 +26,18 @@ extension S3UploadRun {
         if let resumedID {
             // Listed first: a mistyped or gone id fails here and leaves the journal's upload be.
             let listing = try listParts(uploadID: resumedID)
-            // The journal's upload of this source, if another, is continued by nothing now.
-            if let journal, let entry = journal.lookup(), !entry.isS3Upload(resumedID) {
-                abandon(entry, journal: journal, reason: "upload \(resumedID) is continued instead")
+            // The journal's upload of this source, if another, is continued by nothing now; if
+            // this one, its records of confirmed parts still vouch for them (of the same version).
+            var journaled: [Int: UploadJournalPart] = [:]
+            if let journal, let entry = journal.lookup() {
+                if !entry.isS3Upload(resumedID) {
+                    abandon(entry, journal: journal, reason: "upload \(resumedID) is continued instead")
+                } else if case .s3(let upload) = entry.upload, reader.refusal(ofRecorded: entry.sourceVersion) == nil,
+                          entry.length == reader.length {
+                    journaled = Dictionary(upload.parts.map { ($0.number, $0) }, uniquingKeysWith: { $1 })
+                }
             }
-            return ((resumedID, listing, nil), [:])
+            return ((resumedID, listing, nil), journaled)
         }
         guard let journal, let found = try journaledUpload(journal, reader: reader) else { return (nil, [:]) }
         return ((found.upload.uploadID, found.listing, found.upload.partSize),

@@ -39,6 +39,30 @@ import Testing
         #expect(try MotoS3.sha256(bucket: bucket, key: "sized.bin") == TempFiles.sha256(ofFileAtPath: path))
     }
 
+    /// Continuing the journal's upload by its id (as the command line's advice says) keeps the
+    /// journal's records of the parts confirmed before, which vouch for parts whose ETags are no
+    /// MD5 (SSE-KMS): the entry used to be written again with no part at all.
+    @Test func resumingTheJournalsUploadByIdKeepsItsPartRecords() async throws {
+        let (client, bucket) = try MotoS3.makeBucket()
+        defer { MotoS3.removeBucket(bucket) }
+        let partSize = 5 << 20
+        let path = try makeRandomFile(size: 3 * partSize + 1000, seed: 2304)
+        let directory = try TempFiles.makeDirectory(prefix: "journal-resume-id")
+        defer { TempFiles.remove(path); TempFiles.remove(directory) }
+        var options = S3UploadOptions()
+        options.partSize = partSize
+        options.parallelParts = 1
+        options.journal = FileUploadJournal(directory: directory)
+        let id = try await client.uploadCancelled(afterPart: 1, path: path, key: "byid.bin", options: options)
+        _ = try await client.uploadCancelled(afterPart: 2, path: path, key: "byid.bin", options: options, resuming: id)
+
+        let key = UploadJournalKey(source: path, destination: "s3://\(bucket)/byid.bin at \(client.wire.origin)")
+        let entry = try #require(try FileUploadJournal(directory: directory).entry(for: key))
+        guard case .s3(let upload) = entry.upload else { Issue.record("\(entry)"); return }
+        #expect(upload.uploadID == id)
+        #expect(upload.parts.map(\.number) == [1, 2], "\(upload.parts)")
+    }
+
     /// Sends `bytes` as part `number` of upload `id` of `sized.bin`, past the client.
     private static func uploadPart(_ number: Int, of id: String, bucket: String, bytes: Data) throws {
         let wire = try S3Wire(configuration: S3Configuration(endpoint: TestServers.motoURL, bucket: bucket, credentials: MotoS3.credentials))
