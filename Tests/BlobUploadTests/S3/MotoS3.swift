@@ -93,15 +93,12 @@ extension S3Client {
     /// Uploads the file at `path` to `key` and cancels the upload once part `number` is
     /// uploaded (with one part in flight, the parts before it are on the server): the id of the
     /// multipart upload it leaves unfinished.
-    /// With `resuming`, that upload is continued instead, and its id returned.
-    func uploadCancelled(
-        afterPart number: Int, path: String, key: String, options: S3UploadOptions, resuming: String? = nil
-    ) async throws -> String {
-        let created = Locked<String?>(resuming)
+    func uploadCancelled(afterPart number: Int, path: String, key: String, options: S3UploadOptions) async throws -> String {
+        let created = Locked<String?>(nil)
         let cancel = Locked<(@Sendable () -> Void)?>(nil)
         let task = Task {
             while cancel.value == nil { try await Task.sleep(nanoseconds: 1_000_000) }
-            return try await upload(.file(path: path), key: key, options: options, resuming: resuming) { event in
+            return try await upload(.file(path: path), key: key, options: options) { event in
                 if case .created(let id) = event { created.value = id }
                 if case .partUploaded(number, _) = event { cancel.value?() }
             }
