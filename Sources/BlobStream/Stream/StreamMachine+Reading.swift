@@ -64,7 +64,7 @@ extension StreamMachine {
             if read.delivered == read.destination.count { return .finish(consume(read.delivered, &effects)) }
         }
         let readOffset = offset + Int64(read.delivered)
-        let left = knownLength.map { $0 - readOffset }
+        let left = remaining.map { $0 - Int64(read.delivered) }
         if let left, left <= 0 { return .finish(consume(read.delivered, &effects)) }
         // The source gets a whole block at a time, as its contract promises, unless the blob
         // ends sooner. A read with room for a block takes it without a copy; a smaller one is
@@ -86,9 +86,11 @@ extension StreamMachine {
         guard phase == .reading, var read = syncRead else { return .finish(refuseRead() ?? -1) }
         switch result {
         case .read(let count):
-            if let error = validate(count, of: read.region, at: read.readOffset) { return failRead(error, &effects) }
+            if let error = validate(count, of: read.region, at: read.readOffset) ?? pastLearnedEnd(count, at: read.readOffset) {
+                return failRead(error, &effects)
+            }
             consecutiveReopens = 0
-            if let length = knownLength, read.readOffset + Int64(count) == length {
+            if endIsKnown, let length = knownLength, read.readOffset + Int64(count) == length {
                 return confirm(.bytes(count), at: length, &read)
             }
             return took(count, &effects)
@@ -118,7 +120,9 @@ extension StreamMachine {
         case .bytes(let count):
             return took(count, &effects)
         case .end:
+            if knownLength == nil { lengthLearned = true }
             knownLength = read.readOffset
+            endConfirmed = true
             return .finish(consume(read.delivered, &effects))
         }
     }
@@ -195,6 +199,14 @@ extension StreamMachine {
         return .sourceFailed(
             resource: resource,
             reason: "the data source reported \(count) bytes read into a buffer of \(region.count) at offset \(offset)")
+    }
+
+    /// The error for bytes past the end an earlier pass found, if these are.
+    func pastLearnedEnd(_ count: Int, at offset: Int64) -> BlobStreamError? {
+        guard lengthLearned, let length = knownLength, offset + Int64(count) > length else { return nil }
+        return .sourceChanged(
+            resource: resource, offset: length,
+            reason: "it goes on past offset \(length), where an earlier pass found its end: it changed between the passes")
     }
 
     /// The error for an end of data before the announced length, if it is one.

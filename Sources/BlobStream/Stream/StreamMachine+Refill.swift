@@ -114,8 +114,10 @@ extension StreamMachine {
         guard isReadable, refill == .running, started == generation else { return .next }
         switch result {
         case .read(let count):
-            if let error = validate(count, of: region, at: readOffset) { return failRefill(error, &effects) }
-            if let length = knownLength, readOffset + Int64(count) == length {
+            if let error = validate(count, of: region, at: readOffset) ?? pastLearnedEnd(count, at: readOffset) {
+                return failRefill(error, &effects)
+            }
+            if endIsKnown, let length = knownLength, readOffset + Int64(count) == length {
                 beginSourceCall()
                 return .confirm(at: length, .bytes(count), generation: started)
             }
@@ -201,6 +203,8 @@ extension StreamMachine {
             if phase == .atEnd, newOffset == offset { return nil }
             cache.discard()
             offset = newOffset
+            // A new pass: an end found by an earlier one is confirmed by the source again.
+            if lengthLearned { endConfirmed = false }
             generation += 1
             phase = .open
             announceReadability(&effects)

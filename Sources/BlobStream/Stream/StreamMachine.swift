@@ -85,6 +85,13 @@ struct StreamMachine: ~Copyable {
     var description: BlobSourceDescription?
     /// Where the blob ends: announced, or found where a pass met the end.
     var knownLength: Int64?
+    /// ``knownLength`` was found by a pass, not announced: a later pass (after a seek back)
+    /// reads until the source says where it ends again, and an end elsewhere fails, shorter or
+    /// longer (a pseudo file, or a chunked answer, may change without a version to show it).
+    var lengthLearned = false
+    /// The source confirmed the end at ``knownLength`` in this pass (always, for an announced
+    /// length): only then is ``remaining`` counted from it.
+    var endConfirmed = true
     /// The offset of the next byte the consumer gets.
     var offset: Int64 = 0
     /// The block size fixed at open.
@@ -149,8 +156,13 @@ struct StreamMachine: ~Copyable {
     /// Whether reads may proceed.
     var isReadable: Bool { phase == .open || phase == .reading }
 
-    /// The bytes left when the length is known.
-    var remaining: Int64? { knownLength.map { $0 - offset } }
+    /// The bytes left when the length is known: announced, or confirmed by the source in this
+    /// pass. Reads are bounded by it, and the end is entered at it.
+    var remaining: Int64? { endIsKnown ? knownLength.map { $0 - offset } : nil }
+
+    /// Whether ``knownLength`` is where this pass ends: announced, or confirmed in this pass.
+    /// Otherwise the source's own end is met (and confirmed there) before it counts.
+    var endIsKnown: Bool { !lengthLearned || endConfirmed }
 
     /// Whether the source must be closed when the stream is freed.
     var holdsSource: Bool { source.isOpen || phase == .opening }
@@ -199,6 +211,7 @@ struct StreamMachine: ~Copyable {
             }
             description = opened
             knownLength = opened.length
+            (lengthLearned, endConfirmed) = (false, true)
             source.isOpen = true
             phase = .open
             effects.post(.openCompleted)
@@ -287,7 +300,11 @@ struct StreamMachine: ~Copyable {
     /// Marks the real end of data and tells the delegate.
     mutating func enterEnd(_ effects: inout StreamEffects) {
         guard phase != .atEnd else { return }
-        if knownLength == nil { knownLength = offset }
+        if knownLength == nil {
+            knownLength = offset
+            lengthLearned = true
+        }
+        endConfirmed = true
         phase = .atEnd
         effects.post(.endEncountered)
     }

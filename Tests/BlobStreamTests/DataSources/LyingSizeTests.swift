@@ -47,6 +47,29 @@ import Testing
         #expect(stream.length == nil, "a contradicted size is announced as unknown")
     }
 
+    /// An offset past the real end of a pseudo file is no offset of it: the read fails with
+    /// `invalidOffset`, as for a regular file, instead of ending cleanly there (the empty
+    /// blob's digest, exit 0) and taking that offset for the blob's length.
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func anOffsetPastAPseudoFilesEndIsInvalid(mode: BlobInputStream.Mode) throws {
+        let content = try Self.contentByReading(Self.procFile)
+        let stream = BlobInputStream(fileAtPath: Self.procFile, mode: mode)
+        try stream.seek(to: Int64(content.count) + 5000)
+        let outcome = Result { try StreamHarness.readAll(stream, chunk: 64) }
+        guard case .failure(let error) = outcome, case .invalidOffset(Self.procFile, Int64(content.count) + 5000, _)? = error as? BlobStreamError else {
+            Issue.record("not an invalid offset: \(outcome)")
+            return
+        }
+        // At the real end, the blob ends there.
+        let atEnd = BlobInputStream(fileAtPath: Self.procFile, mode: mode)
+        try atEnd.seek(to: Int64(content.count))
+        #expect(try StreamHarness.readAll(atEnd, chunk: 64).isEmpty)
+
+        let command = try ToolProcess.run(ToolProcess.blobstream(), ["checksum", "--offset", "100000", Self.procFile])
+        #expect(command.status == 1, "\(command.standardOutput)")
+        #expect(command.standardError.contains("invalid offset 100000"), "\(command.standardError)")
+    }
+
     @Test func theChecksumCommandHashesAPseudoFileAsSha256sumDoes() async throws {
         let path = "/proc/version"
         let ours = try await ChecksumFixtures.runExecutable(ToolProcess.blobstream(), ["checksum", path])

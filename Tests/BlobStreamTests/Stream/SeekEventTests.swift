@@ -123,4 +123,27 @@ import Testing
         #expect(eventually { stream.streamStatus == .error })
         #expect(stream.blobError == .unexpectedEnd(resource: "probe", offset: 60, expectedLength: 100))
     }
+
+    /// The mirror case: the second pass finds bytes past the end the first one found, as if the
+    /// blob had grown. It used to stop at the old end and report a clean end, short.
+    @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
+    func aLaterPassThatGoesOnPastTheEndFoundEarlierFails(mode: BlobInputStream.Mode) {
+        let source = ProbeDataSource(bytes: Self.bytes, hidesLength: true, preferredBlockSize: 10)
+        let grown = Locked(false)
+        source.onRead { offset, _ in grown.value && offset >= 100 ? .answer(.read(10)) : .serve }
+        let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 10
+        let fixture = Fixture(stream: stream)
+        defer { stream.close() }
+        #expect(fixture.readToEnd() == Self.bytes)
+        grown.value = true
+        #expect(fixture.seek(0))
+        #expect(fixture.readToEnd() == Self.bytes)
+        #expect(eventually { stream.streamStatus == .error })
+        guard case .sourceChanged("probe", 100, let reason)? = stream.blobError else {
+            Issue.record("\(String(describing: stream.blobError))")
+            return
+        }
+        #expect(reason.contains("earlier pass"), "\(reason)")
+    }
 }

@@ -138,7 +138,14 @@ public final class FileDataSource: BlobDataSource {
     private func readToTheEnd(_ handle: Handle, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> BlobSourceReadResult {
         switch handle.file.descriptor.pread(into: buffer, at: offset) {
         case .success(0):
-            return .end
+            // The end only if the blob reaches here: past it (a seek too far), the offset is
+            // no offset of this blob, whose length would otherwise be taken to be it.
+            guard offset > 0 else { return .end }
+            switch handle.file.hasBytes(at: offset - 1) {
+            case .success(true): return .end
+            case .success(false): return .failed(.invalidOffset(resource: path, offset: offset, length: nil))
+            case .failure(let error): return .failed(.system(resource: path, operation: "pread", offset: offset - 1, errno: error.rawValue))
+            }
         case .success(let count):
             let interval = Self.versionCheckInterval
             if (offset + Int64(count)) / interval > offset / interval, let error = change(of: handle, at: offset) { return .failed(error) }
