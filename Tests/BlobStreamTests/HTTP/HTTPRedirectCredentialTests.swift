@@ -114,6 +114,34 @@ import Testing
         #expect(!reason.contains("SECRET"), "\(reason)")
     }
 
+    /// A status from the redirect's target (an expired signed link's 403) names that target too,
+    /// without its signature: the URL asked for answered only the redirect.
+    @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
+    func aStatusAfterARedirectNamesItsTarget(transport: HTTPDataSource.Transport) async throws {
+        let server = try ScriptedHTTPServer { request in
+            if request.target == "/blob" {
+                return ScriptedHTTPServer.response(status: "302 Found", fields: ["Location": "/signed/blob?signature=SECRET"])
+            }
+            return ScriptedHTTPServer.response(
+                status: "403 Forbidden", fields: ["Content-Type": "text/plain"], body: Array("Request has expired".utf8))
+        }
+        defer { server.stop() }
+        let port = server.port
+        let configuration = HTTPDataSource.Configuration(maxRetries: 0, transport: transport)
+        let outcome = try await blocking { () -> Result<BlobSourceDescription, BlobStreamError> in
+            let source = HTTPDataSource(url: URL(string: "http://127.0.0.1:\(port)/blob")!, configuration: configuration)
+            defer { source.close() }
+            return try SourceReader(source: source).open()
+        }
+        guard case .failure(.httpStatus(let url, 403, let message)) = outcome else {
+            Issue.record("expected a 403, got \(outcome)")
+            return
+        }
+        #expect(url == "http://127.0.0.1:\(port)/blob, redirected to http://127.0.0.1:\(port)/signed/blob", "\(url)")
+        #expect(message == "Request has expired")
+        #expect(!"\(BlobStreamError.httpStatus(url: url, statusCode: 403, message: message))".contains("SECRET"))
+    }
+
     @Test(arguments: [HTTPDataSource.Transport.automatic, .urlSession])
     func authorizationStaysWithItsOrigin(transport: HTTPDataSource.Transport) async throws {
         let bytes = TempFiles.pseudoRandomBytes(count: 50_000, seed: 31)

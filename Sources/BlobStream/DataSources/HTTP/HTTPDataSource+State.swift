@@ -254,11 +254,7 @@ extension HTTPDataSource {
     /// failed request went too (without its query, which may be a signature).
     func error(for failure: HTTPTransferFailure, at offset: Int64, attempts: Int, in s: State) -> BlobStreamError {
         let tries = attempts > 1 ? " (\(attempts) attempts)" : ""
-        var place = ""
-        if let asked = s.lastRequestURL, asked != url, var shown = URLComponents(url: asked, resolvingAgainstBaseURL: false) {
-            (shown.query, shown.fragment, shown.user, shown.password) = (nil, nil, nil, nil)
-            place = ", redirected to \(shown.string ?? asked.absoluteString)"
-        }
+        let place = redirection(in: s)
         switch failure {
         case .timedOut(let operation, let seconds), .tooSlow(let operation, let seconds):
             return .timedOut(resource: resourceName, operation: "\(operation) at offset \(offset)\(place)\(tries)", seconds: seconds)
@@ -269,7 +265,17 @@ extension HTTPDataSource {
         case .unusable(let reason):
             return .sourceFailed(resource: resourceName, reason: "\(reason), at offset \(offset)\(place)")
         case .status(let code, _):
-            return .httpStatus(url: resourceName, statusCode: code)
+            return .httpStatus(url: resourceName + place, statusCode: code)
         }
+    }
+
+    /// `, redirected to URL` when the latest request went elsewhere than ``url`` (without its
+    /// query, which may be a signature, nor its credentials); else nothing.
+    func redirection(in s: State) -> String {
+        guard let asked = s.lastRequestURL, asked != url, var shown = URLComponents(url: asked, resolvingAgainstBaseURL: false) else {
+            return ""
+        }
+        (shown.query, shown.fragment, shown.user, shown.password) = (nil, nil, nil, nil)
+        return ", redirected to \(shown.string ?? asked.absoluteString)"
     }
 }

@@ -22,7 +22,7 @@ extension HTTPDataSource: HTTPTransferSink {
                     return false
                 }
                 if head["content-length"] == "0" {
-                    fail(.httpStatus(url: resourceName, statusCode: code), &s, &effects)
+                    fail(.httpStatus(url: resourceName + redirection(in: s), statusCode: code), &s, &effects)
                     return false
                 }
                 // The last answer's body says why (S3's error document): read its start for the message.
@@ -102,7 +102,7 @@ extension HTTPDataSource: HTTPTransferSink {
             if var body = transfer.errorBody {
                 body.bytes += bytes.prefix(HTTPErrorMessage.maxBodyBytes - body.bytes.count)
                 guard !body.isComplete else {
-                    fail(statusError(body), &s, &effects)
+                    fail(statusError(body, in: s), &s, &effects)
                     return false
                 }
                 transfer.errorBody = body
@@ -186,7 +186,7 @@ extension HTTPDataSource: HTTPTransferSink {
             s.transfer = nil
             if let body = transfer.errorBody {
                 // What arrived of the body is the message, whether or not all of it did.
-                fail(statusError(body), &s, &effects)
+                fail(statusError(body, in: s), &s, &effects)
                 return
             }
             if let failure {
@@ -224,14 +224,14 @@ extension HTTPDataSource: HTTPTransferSink {
     func errorBodyTimeUp(transfer id: Int) {
         transition { s, effects in
             guard let transfer = s.transfer, transfer.id == id, let body = transfer.errorBody else { return }
-            fail(statusError(body), &s, &effects)
+            fail(statusError(body, in: s), &s, &effects)
         }
     }
 
     /// The status error for `body`, with what it says.
-    private func statusError(_ body: ErrorBody) -> BlobStreamError {
+    private func statusError(_ body: ErrorBody, in s: State) -> BlobStreamError {
         .httpStatus(
-            url: resourceName, statusCode: body.statusCode,
+            url: resourceName + redirection(in: s), statusCode: body.statusCode,
             message: HTTPErrorMessage.message(of: body.bytes, contentType: body.contentType, statusCode: body.statusCode))
     }
 }
