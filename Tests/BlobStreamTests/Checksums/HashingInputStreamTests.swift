@@ -91,6 +91,29 @@ import Testing
         #expect(foundation.blobError == .notFound(resource: "input stream"))
     }
 
+    /// Consumers close the base once done (a calculator, an upload): the digest is still that
+    /// of a stream read to its end, though the closed base of unknown length no longer says so,
+    /// and a base that failed still throws its own error, not "not read to its end".
+    @Test func theOutcomeOutlivesTheBasesClose() throws {
+        let pipeLike = ProbeDataSource(bytes: Array(Self.blob.prefix(1000)), hidesLength: true, preferredBlockSize: 100)
+        let read = HashingInputStream(BlobInputStream(dataSource: pipeLike), algorithm: .sha256)
+        read.open()
+        #expect(readAll(read) == Array(Self.blob.prefix(1000)))
+        var byte: UInt8 = 0
+        #expect(read.read(&byte, maxLength: 1) == 0)
+        read.close()
+        #expect(try read.digest() == SHA256.digest(of: Self.blob.prefix(1000)))
+
+        let failing = ProbeDataSource(bytes: Array(Self.blob.prefix(1000)), hidesLength: true, preferredBlockSize: 100)
+        let changed = BlobStreamError.sourceChanged(resource: "probe", offset: 500, reason: "rewritten")
+        failing.onRead { offset, _ in offset >= 500 ? .answer(.failed(changed)) : .serve }
+        let failed = HashingInputStream(BlobInputStream(dataSource: failing), algorithm: .sha256)
+        failed.open()
+        _ = readAll(failed)
+        failed.close()
+        #expect(throws: changed) { try failed.digest() }
+    }
+
     @Test func forwardsEventsWithItselfAsTheSender() throws {
         let base = BlobInputStream(dataSource: MemoryDataSource(data: Data(Self.blob)), mode: .asynchronous)
         let stream = HashingInputStream(base, algorithm: .sha1)

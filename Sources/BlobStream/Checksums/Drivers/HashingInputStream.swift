@@ -25,6 +25,9 @@ public final class HashingInputStream: InputStream, PositionedInputStream, Event
     private let lock = NSLock()
     private var checksum: any Checksum
     private var hashedCount: Int64 = 0
+    /// What a read of the base saw: its end (a read of 0), or its failure (a read of -1), kept
+    /// because a closed base no longer tells either.
+    private var outcome: Result<Void, BlobStreamError>?
     private weak var forwardedDelegate: (any StreamDelegate)?
 
     /// Wraps `base`, hashing with `algorithm`.
@@ -54,8 +57,9 @@ public final class HashingInputStream: InputStream, PositionedInputStream, Event
     /// - Throws: The base's error if it failed; ``BlobStreamError/sourceFailed(resource:reason:)``
     ///   if it has not been read to its end yet (never a digest of partial data).
     public func digest() throws(BlobStreamError) -> ChecksumDigest {
+        if case .failure(let error)? = lock.withLock({ outcome }) { throw error }
         if let error = blobError, base.streamStatus == .error { throw error }
-        let complete = base.streamStatus == .atEnd || base.knownRemainingLength == 0
+        let complete = lock.withLock { outcome != nil } || base.streamStatus == .atEnd || base.knownRemainingLength == 0
         guard complete else {
             throw BlobStreamError.sourceFailed(
                 resource: base.blobResourceName,
@@ -113,6 +117,11 @@ public final class HashingInputStream: InputStream, PositionedInputStream, Event
                 checksum.update(UnsafeRawBufferPointer(start: buffer, count: count))
                 hashedCount += Int64(count)
             }
+        } else if count == 0, len > 0 {
+            lock.withLock { outcome = .success(()) }
+        } else if count < 0, base.streamStatus == .error, let error = base.typedError {
+            // Only a failure that ends the stream: an asynchronous stream's "no bytes yet" is none.
+            lock.withLock { outcome = .failure(error) }
         }
         return count
     }
