@@ -7,7 +7,7 @@ extension StreamMachine {
     mutating func beginReopen(maxReopens: Int, _ effects: inout StreamEffects) -> Result<Int64, BlobStreamError> {
         consecutiveReopens += 1
         if consecutiveReopens > maxReopens {
-            return .failure(.invalidatedTooOften(resource: resource, offset: offset, attempts: consecutiveReopens))
+            return .failure(.invalidatedTooOften(resource: resource, offset: sourceOffset, attempts: consecutiveReopens))
         }
         source.isOpen = false
         reopen = .running
@@ -31,7 +31,7 @@ extension StreamMachine {
             failure = error
         case .success(let reopened):
             if let reason = Self.mismatch(between: description, and: reopened) {
-                failure = .sourceChanged(resource: resource, offset: offset, reason: reason)
+                failure = .sourceChanged(resource: resource, offset: sourceOffset, reason: reason)
                 // Open on a version the stream will never read: close it now (or when the
                 // call in flight ends), not only if someone calls close() on the stream.
                 if source.callsInFlight > 0 {
@@ -55,6 +55,10 @@ extension StreamMachine {
             queueRefill(&effects)
         }
     }
+
+    /// Where the source is being read: past the bytes a synchronous read already took from the
+    /// cache, else at the consumer's offset. Errors of a reopen name it.
+    var sourceOffset: Int64 { syncRead?.readOffset ?? offset }
 
     /// The synchronous reader's view of the reopen it waited for: its error, if it failed.
     mutating func takeReopenFailure() -> BlobStreamError? {

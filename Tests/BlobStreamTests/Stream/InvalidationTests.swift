@@ -145,6 +145,23 @@ import Testing
         }
     }
 
+    /// A synchronous read that took bytes from the cache first, then found the source stale
+    /// past them, names where the source went stale, not where the read began.
+    @Test func aStaleSourcePastCachedBytesIsNamedWhereItWentStale() throws {
+        let source = ProbeDataSource(bytes: Array(repeating: 7, count: 200), preferredBlockSize: 100)
+        source.onRead { offset, _ in offset >= 100 ? .answer(.invalidated) : .serve }
+        let stream = BlobInputStream(dataSource: source)
+        stream.blockSize = 100
+        stream.maxConsecutiveReopens = 2
+        stream.open()
+        defer { stream.close() }
+        var buffer = [UInt8](repeating: 0, count: 150)
+        #expect(stream.read(&buffer, maxLength: 10) == 10)
+        // 90 cached bytes, then the source at 100, stale on every open.
+        #expect(stream.read(&buffer, maxLength: 150) == -1)
+        #expect(stream.blobError == .invalidatedTooOften(resource: "probe", offset: 100, attempts: 3))
+    }
+
     @Test func slowReopenBlocksOnlyTheSynchronousReader() throws {
         let bytes = (0..<500_000).map { UInt8(truncatingIfNeeded: $0) }
         let source = ScriptedDataSource(bytes: bytes, staleOffsets: [100_000, 300_000])
