@@ -105,22 +105,30 @@ import Testing
         #expect(fixture.stream.read(&byte, maxLength: 1) == 0)
     }
 
+    /// A blob of unknown length read to its end, then read again from 0 after the source began
+    /// answering `changed` from `from` on: the second pass's bytes, and the stream's error.
+    func secondPass(mode: BlobInputStream.Mode, changedFrom from: Int64, answering changed: BlobSourceReadResult) -> ([UInt8], BlobInputStream) {
+        let source = ProbeDataSource(bytes: Self.bytes, hidesLength: true, preferredBlockSize: 10)
+        let switched = Locked(false)
+        source.onRead { offset, _ in switched.value && offset >= from ? .answer(changed) : .serve }
+        let stream = BlobInputStream(dataSource: source, mode: mode)
+        stream.blockSize = 10
+        let fixture = Fixture(stream: stream)
+        #expect(fixture.readToEnd() == Self.bytes)
+        switched.value = true
+        #expect(fixture.seek(0))
+        let second = fixture.readToEnd()
+        #expect(eventually { stream.streamStatus == .error })
+        return (second, stream)
+    }
+
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func aLaterPassThatEndsBeforeTheEndFoundEarlierIsUnexpected(mode: BlobInputStream.Mode) {
         // The source cannot announce a length; the first pass finds it, and the second pass
         // meets an end at 60, as if the blob had shrunk.
-        let source = ProbeDataSource(bytes: Self.bytes, hidesLength: true, preferredBlockSize: 10)
-        let shrunk = Locked(false)
-        source.onRead { offset, _ in shrunk.value && offset >= 60 ? .answer(.end) : .serve }
-        let stream = BlobInputStream(dataSource: source, mode: mode)
-        stream.blockSize = 10
-        let fixture = Fixture(stream: stream)
+        let (second, stream) = secondPass(mode: mode, changedFrom: 60, answering: .end)
         defer { stream.close() }
-        #expect(fixture.readToEnd() == Self.bytes)
-        shrunk.value = true
-        #expect(fixture.seek(0))
-        #expect(fixture.readToEnd() == Array(Self.bytes[0..<60]))
-        #expect(eventually { stream.streamStatus == .error })
+        #expect(second == Array(Self.bytes[0..<60]))
         #expect(stream.blobError == .unexpectedEnd(resource: "probe", offset: 60, expectedLength: 100))
     }
 
@@ -128,18 +136,9 @@ import Testing
     /// blob had grown. It used to stop at the old end and report a clean end, short.
     @Test(arguments: [BlobInputStream.Mode.synchronous, .asynchronous])
     func aLaterPassThatGoesOnPastTheEndFoundEarlierFails(mode: BlobInputStream.Mode) {
-        let source = ProbeDataSource(bytes: Self.bytes, hidesLength: true, preferredBlockSize: 10)
-        let grown = Locked(false)
-        source.onRead { offset, _ in grown.value && offset >= 100 ? .answer(.read(10)) : .serve }
-        let stream = BlobInputStream(dataSource: source, mode: mode)
-        stream.blockSize = 10
-        let fixture = Fixture(stream: stream)
+        let (second, stream) = secondPass(mode: mode, changedFrom: 100, answering: .read(10))
         defer { stream.close() }
-        #expect(fixture.readToEnd() == Self.bytes)
-        grown.value = true
-        #expect(fixture.seek(0))
-        #expect(fixture.readToEnd() == Self.bytes)
-        #expect(eventually { stream.streamStatus == .error })
+        #expect(second == Self.bytes)
         guard case .sourceChanged("probe", 100, let reason)? = stream.blobError else {
             Issue.record("\(String(describing: stream.blobError))")
             return

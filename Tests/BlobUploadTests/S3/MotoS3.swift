@@ -109,3 +109,36 @@ extension S3Client {
         return id
     }
 }
+
+/// A journaled multipart upload of a random file to moto, cancelled once its first part was
+/// uploaded: what the journal tests continue, start over or abandon. ``remove()`` deletes the
+/// bucket, the file and the journal.
+struct CancelledJournaledUpload {
+    let client: S3Client
+    let bucket: String
+    let path: String
+    let directory: String
+    /// Parts of `partSize`, one at a time, with the journal; change them for the second run.
+    let options: S3UploadOptions
+    /// The upload the cancelled run left.
+    let uploadID: String
+
+    init(size: Int, seed: UInt64, key: String, partSize: Int = 5 << 20, checksum: S3ChecksumAlgorithm = .crc32c) async throws {
+        (client, bucket) = try MotoS3.makeBucket()
+        path = try makeRandomFile(size: size, seed: seed)
+        directory = try TempFiles.makeDirectory(prefix: "journal-\(seed)")
+        var options = S3UploadOptions()
+        options.partSize = partSize
+        options.parallelParts = 1
+        options.checksum = checksum
+        options.journal = FileUploadJournal(directory: directory)
+        self.options = options
+        uploadID = try await client.uploadCancelled(afterPart: 1, path: path, key: key, options: options)
+    }
+
+    func remove() {
+        MotoS3.removeBucket(bucket)
+        TempFiles.remove(path)
+        TempFiles.remove(directory)
+    }
+}

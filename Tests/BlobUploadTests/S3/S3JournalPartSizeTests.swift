@@ -9,18 +9,10 @@ import Testing
 /// and a first part replaced by a single byte, and the largest listed part is not the part size.
 @Suite struct S3JournalPartSizeTests {
     @Test func aJournaledUploadKeepsItsRecordedPartSize() async throws {
-        let (client, bucket) = try MotoS3.makeBucket()
-        defer { MotoS3.removeBucket(bucket) }
         let partSize = 8 << 20
-        let size = 2 * partSize + (6 << 20)
-        let path = try makeRandomFile(size: size, seed: 2241)
-        let directory = try TempFiles.makeDirectory(prefix: "journal-part-size")
-        defer { TempFiles.remove(path); TempFiles.remove(directory) }
-        var options = S3UploadOptions()
-        options.partSize = partSize
-        options.parallelParts = 1
-        options.journal = FileUploadJournal(directory: directory)
-        let id = try await client.uploadCancelled(afterPart: 1, path: path, key: "sized.bin", options: options)
+        let scratch = try await CancelledJournaledUpload(size: 2 * partSize + (6 << 20), seed: 2241, key: "sized.bin", partSize: partSize)
+        defer { scratch.remove() }
+        let (client, bucket, path, id, options) = (scratch.client, scratch.bucket, scratch.path, scratch.uploadID, scratch.options)
 
         // The last part (6 MiB, past two parts of 8) sent, and part 1 replaced by one byte.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
