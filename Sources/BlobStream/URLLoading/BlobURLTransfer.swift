@@ -81,9 +81,12 @@ final class BlobURLTransfer: NSObject, StreamDelegate, @unchecked Sendable {
     /// Where a later transfer of the same task continues; call on the protocol's queue after
     /// ``stop()``. `nil` when the client has no response yet (start afresh, response first):
     /// a response planned and queued may have been dropped by the `stopLoading` that closed
-    /// the gate, and then everything queued after it was dropped too.
+    /// the gate, and then everything queued after it was dropped too. A transfer that itself
+    /// continued another has the client's response from that one: stopped before it went on,
+    /// it hands on the point it was given.
     func resumePoint() -> ResumePoint? {
-        guard let plan, gate.responseDelivered else { return nil }
+        if let resuming, plan == nil { return resuming }
+        guard let plan, gate.responseDelivered || resuming != nil else { return nil }
         if case .whole = delivery { return ResumePoint(plan: plan, length: length, delivered: 0) }
         return ResumePoint(plan: plan, length: length, delivered: deliveredBefore + gate.deliveredBodyBytes)
     }

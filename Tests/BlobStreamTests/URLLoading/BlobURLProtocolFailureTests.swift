@@ -154,7 +154,9 @@ import SystemCalls
         defer { BlobURLRegistry.shared.unregister(scheme: scheme) }
         if delegateTask {
             let delegate = RecordingDataDelegate()
-            delegate.onFirstChunk = { task in
+            // Twice: a transfer that continued another must hand on where it stood too.
+            delegate.onChunk = { task, number in
+                guard number == 1 || number == 3 else { return }
                 task.suspend()
                 task.resume()
             }

@@ -94,6 +94,8 @@ final class RecordingDataDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     private var waiter: CheckedContinuation<Void, Never>?
     /// Called (on the delegate queue) with the task after the first chunk.
     var onFirstChunk: (@Sendable (URLSessionTask) -> Void)?
+    /// Called with each chunk's number, from 1.
+    var onChunk: (@Sendable (URLSessionTask, Int) -> Void)?
 
     init(expected: Data? = nil, keepsBytes: Bool = true) {
         self.expected = expected
@@ -143,7 +145,7 @@ final class RecordingDataDelegate: NSObject, URLSessionDataDelegate, @unchecked 
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let first = lock.withLock { () -> Bool in
+        let number = lock.withLock { () -> Int in
             if completed { eventsAfterCompletion += 1 }
             if let expected, firstMismatch == nil {
                 let end = received + data.count
@@ -152,9 +154,10 @@ final class RecordingDataDelegate: NSObject, URLSessionDataDelegate, @unchecked 
             if keepsBytes { bytes.append(data) }
             received += data.count
             chunkCount += 1
-            return chunkCount == 1
+            return chunkCount
         }
-        if first { onFirstChunk?(dataTask) }
+        if number == 1 { onFirstChunk?(dataTask) }
+        onChunk?(dataTask, number)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
