@@ -81,14 +81,15 @@ import Testing
         }
     }
 
-    /// An authentication challenge comes before any tus server is reached: it stays a status.
+    /// An authentication challenge comes before any tus server is reached: it stays a status,
+    /// the first request's (the OPTIONS), which the upload's requests would all get.
     @Test func anAuthenticationChallengeStaysAnHTTPStatus() async throws {
         let challenge = "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\n\r\n"
         let server = try ScriptedHTTPServer(connections: [[challenge, challenge]])
         let endpoint = ScriptedTus.endpoint(server)
 
         await #expect(throws: BlobUploadError.httpStatus(
-            method: "POST", url: endpoint.absoluteString, statusCode: 401, message: nil)) {
+            method: "OPTIONS", url: endpoint.absoluteString, statusCode: 401, message: nil)) {
             try await upload(to: endpoint)
         }
     }

@@ -11,9 +11,11 @@ extension TusUpload {
             capabilities = try await retrying { () async throws(BlobUploadError) in
                 try await client.discover(headers: options.headers)
             }
-        } catch .httpStatus(_, _, let status, _) where (400..<500).contains(status) || status == 501 {
+        } catch .httpStatus(_, _, let status, _) where ((400..<500).contains(status) && ![401, 403, 407].contains(status)) || status == 501 {
             // OPTIONS is optional for servers (501: not implemented): assume only the core
-            // protocol; the creation then tells a tus server from another.
+            // protocol; the creation then tells a tus server from another. A refusal of the
+            // credentials (401, 403, 407) is no such answer: it would refuse the upload too,
+            // and taken for "no extensions" it would be reported as one missing.
             return .unknown
         }
         optionsShowedTus = !capabilities.versions.isEmpty
@@ -187,8 +189,10 @@ extension TusUpload {
     func checkLength(_ status: TusUploadStatus) throws(BlobUploadError) {
         let url = uploadURL?.absoluteString ?? ""
         guard let serverLength = status.length else {
-            if source.isLive { lengthPending = true }
-            return
+            if source.isLive { lengthPending = true; return }
+            // This upload's length was declared at its creation: an upload without one is not
+            // this upload, and the server would never finish it.
+            throw .lengthMismatch(url: url, serverLength: nil, sourceLength: length ?? 0)
         }
         guard let length else {
             throw .protocolViolation(

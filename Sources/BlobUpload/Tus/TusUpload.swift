@@ -28,6 +28,9 @@ final class TusUpload {
     /// or the offset it reported when this run resumed it. A server that reports more claims
     /// bytes it never received.
     var sentEnd: Int64 = 0
+    /// ``sentEnd`` before the latest PATCH: what stands when that PATCH is known to have put
+    /// nothing on the server (it never connected, or the server refused its checksum).
+    var sentEndBeforeChunk: Int64 = 0
     var checksumAlgorithm: ChecksumAlgorithm?
     /// The server's `Tus-Max-Size` (``checkMaxSize(_:)``).
     var maxSize: Int64?
@@ -143,6 +146,7 @@ final class TusUpload {
         let end = offset + Int64(body.count)
         if source.isLive { try checkMaxSize(end) }
         bytesSent += Int64(body.count)
+        sentEndBeforeChunk = sentEnd
         sentEnd = max(sentEnd, end)
         // The deferred length goes with the body that ends there: what the server was told is
         // then exactly what it was sent.
@@ -159,6 +163,8 @@ final class TusUpload {
                 emit(.sent(TransferProgress(completedBytes: start, totalBytes: length, sentBytes: start + Int64(sent))))
             }
         } catch {
+            // A PATCH whose connection was never made sent the server nothing.
+            if !Self.mayHaveReachedServer(error) { sentEnd = sentEndBeforeChunk }
             // A streamed body that stopped short ended the request; the read says why.
             if streamed != nil, let failure = reader.takeStreamFailure() { throw failure }
             throw error
@@ -223,6 +229,9 @@ final class TusUpload {
             try await restart(after: error)
             return
         case .httpStatus(_, _, 460, _):
+            // The server refused the chunk's checksum and stored none of it (tus checksum
+            // extension): a HEAD that claims its bytes claims bytes it discarded.
+            sentEnd = sentEndBeforeChunk
             mismatches += 1
             retries += 1
             if mismatches >= options.maxChecksumMismatches {
@@ -263,6 +272,8 @@ final class TusUpload {
         if source.isLive, offset > 0 {
             throw .notReplayable(source: source.name, offset: 0, available: offset)
         }
+        // A source past the server's Tus-Max-Size is refused before a new upload, as at first.
+        if let length { try checkMaxSize(length) }
         restarts += 1
         emit(.restarting(goneURL: goneURL))
         try await createUpload()
