@@ -30,13 +30,15 @@ enum HTTPCat {
             stream.open()
             // From the blob's end on there is no byte to give (RFC 9110 §14.1.1), as for a file.
             if let length = stream.length, first >= length { throw unsatisfiable(url, length: length) }
-            if let last { remaining = last - first + 1 }
+            // `last` may be Int64.max ("to the end" written out): the count would overflow.
+            if let last { remaining = last == .max ? .max : last - first + 1 }
         case .suffix(let count)?:
             stream.open()
             guard let length = stream.length else {
                 throw fail(stream, url, otherwise: "the server names no length, so the last \(count) bytes cannot be found")
             }
-            if length == 0 { throw unsatisfiable(url, length: length) }
+            // An empty suffix, or any of an empty blob, has no byte to give (RFC 9110 §14.1.1).
+            if length == 0 || count == 0 { throw unsatisfiable(url, length: length) }
             try seek(stream, to: max(0, length - count), url: url)
         }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)

@@ -88,6 +88,14 @@ import Testing
         let suffix = try blobstream(["cat", "--range=-3", url])
         #expect(suffix.status == 0, "\(suffix.standardError)")
         #expect(suffix.standardOutput == "789")
+        // "To the end" written out as the largest offset: no overflow, the whole rest.
+        let toTheEnd = try blobstream(["cat", "--range", "2-9223372036854775807", url])
+        #expect(toTheEnd.status == 0, "\(toTheEnd.standardError)")
+        #expect(toTheEnd.standardOutput == "23456789")
+        // An empty suffix has no byte to give, as for a file.
+        let empty = try blobstream(["cat", "--range=-0", url])
+        #expect(empty.status == 1, "\(empty.standardError)")
+        #expect(empty.standardError.contains("the range is not satisfiable (length 10)"), "\(empty.standardError)")
     }
 
     /// A range from the blob's end on, or any range of an empty blob, over `http:` (nginx
