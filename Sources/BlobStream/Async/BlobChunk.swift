@@ -44,13 +44,16 @@ public struct BlobChunk: Sendable, RandomAccessCollection, ContiguousBytes {
     }
 
     /// The bytes as `Data`, sharing the chunk's memory (no copy): the memory is reused only
-    /// after this `Data` and every copy of the chunk are gone.
+    /// after this `Data` and every copy of the chunk are gone. A value like any `Data`: changing
+    /// a copy of it copies the bytes first, never the chunk's.
     public var data: Data {
         guard storage.count > 0 else { return Data() }
         let storage = self.storage
-        return Data(
-            bytesNoCopy: storage.bytes.baseAddress!, count: storage.count,
-            deallocator: .custom { _, _ in withExtendedLifetime(storage) {} })
+        // Through an immutable NSData: a `Data(bytesNoCopy:)` of a large block would be changed
+        // in place, the pooled block under every other reader of the chunk.
+        return Data(referencing: NSData(
+            bytesNoCopy: storage.bytes.baseAddress!, length: storage.count,
+            deallocator: { _, _ in withExtendedLifetime(storage) {} }))
     }
 }
 

@@ -96,6 +96,20 @@ import Testing
         // Every chunk is still intact after the sequence went on reading into recycled blocks.
         #expect(kept.reduce(Data(), +) == Data(bytes))
     }
+
+    /// A chunk's `Data` is a value: changing a copy changes neither the chunk nor another
+    /// `Data` of it (the block it shares was changed in place, under every other reader).
+    @Test func changingAChunksDataChangesNotTheChunk() async throws {
+        let bytes = TempFiles.pseudoRandomBytes(count: 200_000, seed: 10)
+        for try await chunk in BlobChunks(dataSource: MemoryDataSource(data: Data(bytes)), chunkSize: 64 * 1024) {
+            let before = chunk[5]
+            var changed = chunk.data
+            changed[5] &+= 1
+            #expect(chunk[5] == before)
+            #expect(chunk.data[5] == before)
+            #expect(changed[5] == before &+ 1)
+        }
+    }
 }
 
 /// Reads `chunks` to the end, checking that every chunk starts where the last one ended and
