@@ -58,6 +58,7 @@ static int bio_read(BIO *bio, char *data, int length) {
         received = recv(state->fd, data, (size_t)length, 0);
     } while (received < 0 && errno == EINTR);
     if (received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_read(bio);
+    if (received > 0) state->received += (unsigned long long)received;
     return (int)received;
 }
 

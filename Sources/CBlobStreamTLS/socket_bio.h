@@ -16,6 +16,8 @@ typedef struct {
     size_t start, end;
     /// Bytes ever appended, and ever sent: where a record's end lies against what left.
     unsigned long long appended, sent;
+    /// Bytes ever received from the socket: a download's progress before its records are whole.
+    unsigned long long received;
 } bs_bio_state;
 
 /// Sends what the BIO holds: 1 when all of it left, 0 when the socket is full (retry set), -1

@@ -334,6 +334,11 @@ long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *erro
     return done;
 }
 
+unsigned long long bs_tls_received(bs_tls *session) {
+    bs_bio_state *state = BIO_get_data(SSL_get_rbio(session->ssl));
+    return state ? state->received : 0;
+}
+
 int bs_tls_has_input(bs_tls *session) {
     if (session->deferred || SSL_pending(session->ssl) > 0) return 1;
     ERR_clear_error();

@@ -35,6 +35,17 @@ enum Channel: Sendable {
         }
     }
 
+    /// The bytes a TLS session ever received from the socket, before decryption; `nil` for a
+    /// plain channel, whose received bytes are those it returns.
+    var wireBytesReceived: UInt64? {
+        switch self {
+        case .plain: return nil
+        #if canImport(CBlobStreamTLS) && os(Linux)
+        case .tls(let session): return session.bytesReceived
+        #endif
+        }
+    }
+
     func receive(into buffer: UnsafeMutableRawBufferPointer, on fd: FileDescriptor) throws(HTTP1Error) -> ChannelStep {
         switch self {
         case .plain:

@@ -201,16 +201,26 @@ package final class HTTP1Connection: Sendable {
         let (fd, channel) = try connected()
         let clock = HTTP1WaitClock(wait)
         defer { clock.end() }
+        // Over TLS the pace counts the bytes off the wire as they come, as for a plain socket,
+        // not the decrypted ones, which come a whole record (16 KiB) at a time.
+        var wire = channel.wireBytesReceived
+        func wireProgress() throws(HTTP1Error) -> Bool {
+            guard let before = wire, let now = channel.wireBytesReceived else { return false }
+            wire = now
+            if now > before { try clock.progress(Int(now - before)) }
+            return true
+        }
         while true {
             try checkCancelled()
             switch try channel.receive(into: buffer, on: fd) {
             case .done(let count):
                 received.add(count, ordering: .relaxed)
-                try clock.progress(count)
+                if try !wireProgress() { try clock.progress(count) }
                 return count
             case .closed:
                 return 0
             case .wait(let event):
+                _ = try wireProgress()
                 try self.wait(for: event, on: fd, clock: clock)
             }
         }

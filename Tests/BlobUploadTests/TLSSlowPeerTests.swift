@@ -66,4 +66,66 @@ conn.close()
         #expect(response.statusCode == 201)
         #expect(String(decoding: response.body, as: UTF8.self) == (try TempFiles.sha256(ofFileAtPath: path)))
     }
+
+    /// A peer that sends one whole TLS record (16 KiB) slowly, as its raw bytes trickle in.
+    private static let tricklingProgram = #"""
+import socket, ssl, sys, time
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+rate, size = int(sys.argv[3]), int(sys.argv[4])
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(1)
+print(listener.getsockname()[1], flush=True)
+raw, _ = listener.accept()
+incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+session = context.wrap_bio(incoming, outgoing, server_side=True)
+def flush():
+    data = outgoing.read()
+    if data: raw.sendall(data)
+def pull():
+    data = raw.recv(65536)
+    if not data: raise SystemExit("the client closed the connection early")
+    incoming.write(data)
+while True:
+    try:
+        session.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        flush()
+        pull()
+flush()
+request = b""
+while b"\r\n\r\n" not in request:
+    try:
+        request += session.read(65536)
+    except ssl.SSLWantReadError:
+        flush()
+        pull()
+session.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % size)
+flush()
+session.write(bytes(size))
+wire = outgoing.read()
+step = max(1, rate // 10)
+for start in range(0, len(wire), step):
+    raw.sendall(wire[start:start + step])
+    time.sleep(0.1)
+time.sleep(1)
+raw.close()
+"""#
+
+    /// A download over TLS is paced by the bytes off the wire, as a plain one is: a peer that
+    /// trickles above the minimum speed completes a 16 KiB record only every few seconds, and
+    /// counting decrypted bytes alone failed it as too slow.
+    @Test func aTricklingTLSDownloadAboveTheMinimumSpeedIsNotTooSlow() async throws {
+        let size = 20_000
+        let peer = try PythonTLSPeer(program: Self.tricklingProgram, arguments: ["4000", String(size)])
+        defer { peer.stop() }
+        let url = URL(string: "https://127.0.0.1:\(peer.port)/trickle.bin")!
+        let source = HTTPDataSource(url: url, configuration: .init(
+            minimumSpeed: MinimumSpeed(bytesPerSecond: 2500, seconds: 2), maxRetries: 0,
+            transport: Transport.automatic.trusting(.certificateAuthorities(file: TestServers.tlsCAPath))))
+        let bytes = try await Task.detached { try StreamHarness.readAll(BlobInputStream(dataSource: source)) }.value
+        #expect(bytes == [UInt8](repeating: 0, count: size))
+    }
 }

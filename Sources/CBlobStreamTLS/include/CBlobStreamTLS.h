@@ -70,6 +70,10 @@ long bs_tls_read(bs_tls *session, void *buffer, size_t length, char *error, size
 /// be): records already made from them may be waiting, and it counts them as they leave.
 long bs_tls_write(bs_tls *session, const void *buffer, size_t length, char *error, size_t error_size);
 
+/// The bytes ever received from the socket, records whole or not: what a minimum speed
+/// counts, as it counts a plain connection's (a slow peer completes a 16 KiB record rarely).
+unsigned long long bs_tls_received(bs_tls *session);
+
 /// Whether application data (or an end of the session) is waiting, without blocking: 1 yes,
 /// 0 no. Handshake messages after the handshake (TLS 1.3 session tickets) are consumed.
 int bs_tls_has_input(bs_tls *session);

@@ -52,6 +52,9 @@ final class TLSSession: @unchecked Sendable {
     /// Whether application data, or the session's end, is waiting; never blocks.
     var hasInput: Bool { bs_tls_has_input(pointer) != 0 }
 
+    /// The bytes ever received from the socket, whole records or not.
+    var bytesReceived: UInt64 { UInt64(bs_tls_received(pointer)) }
+
     private func step(_ result: Int, operation: String) throws(HTTP1Error) -> ChannelStep {
         switch result {
         case 1...: return .done(result)
