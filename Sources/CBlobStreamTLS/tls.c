@@ -164,6 +164,22 @@ void bs_tls_free(bs_tls *session) {
 }
 
 // Maps a failed SSL_* call to a BS_TLS_* code, with the reason in `error`.
+// Whether `code` is a fatal alert the peer sent to refuse this client (its certificate, its
+// credentials, its protocol): asking again would be refused again.
+static int is_refusal(unsigned long code) {
+    if (ERR_GET_LIB(code) != ERR_LIB_SSL) return 0;
+    int reason = ERR_GET_REASON(code) - SSL_AD_REASON_OFFSET;
+    switch (reason) {
+    case SSL_AD_HANDSHAKE_FAILURE: case SSL_AD_BAD_CERTIFICATE: case SSL_AD_UNSUPPORTED_CERTIFICATE:
+    case SSL_AD_CERTIFICATE_REVOKED: case SSL_AD_CERTIFICATE_EXPIRED: case SSL_AD_CERTIFICATE_UNKNOWN:
+    case SSL_AD_UNKNOWN_CA: case SSL_AD_ACCESS_DENIED: case SSL_AD_PROTOCOL_VERSION:
+    case SSL_AD_INSUFFICIENT_SECURITY: case SSL_AD_CERTIFICATE_REQUIRED: case SSL_AD_NO_APPLICATION_PROTOCOL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static long failure(bs_tls *session, int result, const char *operation, char *error, size_t error_size) {
     int code = SSL_get_error(session->ssl, result);
     switch (code) {
@@ -201,8 +217,9 @@ static long failure(bs_tls *session, int result, const char *operation, char *er
     }
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s failed", operation);
+    int refused = is_refusal(last);
     set_error(error, error_size, prefix);
-    return BS_TLS_ERROR;
+    return refused ? BS_TLS_REFUSED : BS_TLS_ERROR;
 }
 
 int bs_tls_handshake(bs_tls *session, char *error, size_t error_size) {

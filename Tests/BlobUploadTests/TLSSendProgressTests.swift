@@ -34,7 +34,7 @@ conn.close()
 
     @Test func aSlowSteadyPeerIsNeverSilentForTheSender() throws {
         let size = 384 * 1024
-        let peer = try PythonTLSPeer(program: Self.program, arguments: [String(size)])
+        let peer = try PythonPeer.tls(program: Self.program, arguments: [String(size)])
         defer { peer.stop() }
         let port = peer.port
 

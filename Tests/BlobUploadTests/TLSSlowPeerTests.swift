@@ -54,7 +54,7 @@ conn.close()
 
     /// With a declared length (`Content-Length`) and without (chunked).
     @Test(arguments: [true, false]) func aBodyToAPeerThatReadsSlowlyArrivesWhole(declaresLength: Bool) async throws {
-        let peer = try PythonTLSPeer(program: Self.program)
+        let peer = try PythonPeer.tls(program: Self.program)
         defer { peer.stop() }
         let port = peer.port
         let size = 6 * 1024 * 1024 + 321
@@ -119,7 +119,7 @@ raw.close()
     /// counting decrypted bytes alone failed it as too slow.
     @Test func aTricklingTLSDownloadAboveTheMinimumSpeedIsNotTooSlow() async throws {
         let size = 20_000
-        let peer = try PythonTLSPeer(program: Self.tricklingProgram, arguments: ["4000", String(size)])
+        let peer = try PythonPeer.tls(program: Self.tricklingProgram, arguments: ["4000", String(size)])
         defer { peer.stop() }
         let url = URL(string: "https://127.0.0.1:\(peer.port)/trickle.bin")!
         let source = HTTPDataSource(url: url, configuration: .init(
@@ -127,5 +127,43 @@ raw.close()
             transport: Transport.automatic.trusting(.certificateAuthorities(file: TestServers.tlsCAPath))))
         let bytes = try await Task.detached { try StreamHarness.readAll(BlobInputStream(dataSource: source)) }.value
         #expect(bytes == [UInt8](repeating: 0, count: size))
+    }
+
+    /// A TLS 1.3 server that requires a client certificate refuses after the handshake, with an
+    /// alert on the first read: a refusal, final as one during the handshake is, not a lost
+    /// connection retried five times.
+    @Test func aRefusalAfterTheHandshakeIsNotRetried() async throws {
+        let program = #"""
+import socket, ssl, sys
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+context.load_verify_locations(sys.argv[3])
+context.verify_mode = ssl.CERT_REQUIRED
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen(8)
+print(listener.getsockname()[1], flush=True)
+while True:
+    raw, _ = listener.accept()
+    try:
+        conn = context.wrap_socket(raw, server_side=True)
+        conn.recv(4096)
+    except Exception:
+        pass
+    raw.close()
+"""#
+        let peer = try PythonPeer.tls(program: program, arguments: [TestServers.tlsCAPath])
+        defer { peer.stop() }
+        let url = URL(string: "https://127.0.0.1:\(peer.port)/private.bin")!
+        let source = HTTPDataSource(url: url, configuration: .init(
+            maxRetries: 3, retryDelay: 0.01,
+            transport: Transport.automatic.trusting(.certificateAuthorities(file: TestServers.tlsCAPath))))
+        let outcome = await Task.detached { Result { try StreamHarness.readAll(BlobInputStream(dataSource: source)) } }.value
+        guard case .failure(let error) = outcome else {
+            Issue.record("read \(outcome) from a server that refuses every client")
+            return
+        }
+        #expect("\(error)".contains("certificate required"), "\(error)")
+        #expect(!"\(error)".contains("attempts"), "\(error)")
     }
 }

@@ -2,7 +2,6 @@ import BlobStream
 import BlobTestSupport
 import BlobUpload
 import Foundation
-import Glibc
 import Testing
 
 /// What a tus server's answers may claim, from scripted servers: bytes a PATCH never sent or
@@ -128,41 +127,19 @@ import Testing
 /// told (``listenAgain()``), to answer every later request: a HEAD claiming all `length` bytes,
 /// a PATCH confirming them. It listens on a loopback address of its own, where no other test's
 /// listener can take the port while it is closed.
-final class PythonTusPeer: @unchecked Sendable {
+final class PythonTusPeer: Sendable {
     let address = LoopbackAddress.random().text
-    let port: Int
-    private let process = Process()
-    private let input = Pipe()
+    private let peer: PythonPeer
+    var port: Int { peer.port }
 
     init(length: Int64) throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.program, String(length), address]
-        process.standardInput = input
-        process.standardOutput = output
-        // Not the test runner's: a peer still running would hold its output open.
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard let port = Int(try output.fileHandleForReading.readLine()) else {
-            if process.isRunning { process.terminate() }
-            throw TestSupportError("the scripted tus peer did not start (python3)")
-        }
-        self.port = port
+        peer = try PythonPeer(program: Self.program, arguments: [String(length), address])
     }
-
-    deinit { stop() }
 
     /// Lets the peer listen again; later calls change nothing.
-    func listenAgain() {
-        try? input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
-    }
+    func listenAgain() { peer.tell("go") }
 
-    /// Kills the peer (SIGKILL: a test runner may leave SIGTERM ignored in its children).
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
+    func stop() { peer.stop() }
 
     private static let program = #"""
 import socket, sys, time

@@ -34,6 +34,9 @@ enum {
     /// The connection broke during the handshake (a reset, a close, a socket error): not a
     /// refusal of the peer, so a new connection may succeed.
     BS_TLS_LOST = -6,
+    /// The peer refused this client with a fatal alert after the handshake (TLS 1.3 servers
+    /// judge a client certificate then): final, as a refusal during the handshake is.
+    BS_TLS_REFUSED = -7,
 };
 
 /// A client configuration: trust, protocol versions, ALPN. Shared by many sessions, any thread.

@@ -63,6 +63,9 @@ final class TLSSession: @unchecked Sendable {
         case Int(BS_TLS_CLOSED): return .closed
         case Int(BS_TLS_TRUNCATED):
             throw .network(reason: "the TLS connection ended without close_notify: the data may have been cut short", cause: .lost)
+        case Int(BS_TLS_REFUSED):
+            // The peer refused this client after the handshake: as final as a refusal during it.
+            throw .network(reason: Self.text(error), cause: .secureConnectionFailed)
         case Int(BS_TLS_LOST):
             // The connection broke during the handshake: retried like any dropped connection.
             throw .network(reason: Self.text(error), cause: .lost)
