@@ -9,7 +9,8 @@ public struct TLSTrust: Sendable, Hashable {
     public let certificateAuthorityFile: String?
 
     /// The system's store (Debian: `/etc/ssl/certs`, kept by `update-ca-certificates`);
-    /// `SSL_CERT_FILE` and `SSL_CERT_DIR` replace it, as they do for curl and Python.
+    /// `SSL_CERT_FILE` replaces its default bundle and `SSL_CERT_DIR` its default directory,
+    /// each on its own, as for curl and Python.
     public static let system = TLSTrust(certificateAuthorityFile: nil)
 
     /// Only the authorities in the PEM file at `path` (curl's `--cacert`): a private CA, a

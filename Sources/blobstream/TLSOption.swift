@@ -5,7 +5,7 @@ internal import SystemCalls
 
 /// The `--cacert FILE` option of every command that makes requests: the certificate
 /// authorities `https:` servers are verified against (curl's option of the same name). Without
-/// it, the system's store, which `SSL_CERT_FILE` and `SSL_CERT_DIR` replace.
+/// it, the system's store, whose bundle and directory `SSL_CERT_FILE` and `SSL_CERT_DIR` replace.
 enum TLSOption {
     /// The option's name, for the commands' `valueOptions`.
     static let name = "--cacert"

@@ -40,6 +40,14 @@ import Testing
             #expect(missing.status == 1)
             #expect(missing.standardError.contains("\(name) names /nonexistent"), "\(missing.standardError)")
         }
+        // So is a file with no certificate in it (empty, or anything else).
+        let empty = path + ".empty.pem"
+        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: empty))
+        defer { TempFiles.remove(empty) }
+        let noCertificate = try await Self.blobstream(["checksum", url], environment: ["SSL_CERT_FILE": empty, "SSL_CERT_DIR": ""])
+        #expect(noCertificate.status == 1)
+        #expect(noCertificate.standardError.contains("SSL_CERT_FILE names \(empty), but it holds no PEM certificate"),
+                "\(noCertificate.standardError)")
         // One readable store among those named is enough, as it is for OpenSSL.
         let oneOfTwo = try await Self.blobstream(
             ["checksum", url], environment: ["SSL_CERT_FILE": TestServers.tlsCAPath, "SSL_CERT_DIR": "/nonexistent"])

@@ -80,9 +80,10 @@ final class TLSContext: @unchecked Sendable {
 
 extension TLSContext {
     /// Why `SSL_CERT_FILE` and `SSL_CERT_DIR` name no trust store, if they name paths and none
-    /// can be read: OpenSSL passes over such paths (trusting the others), and with none left
-    /// every certificate would be refused as "unable to get local issuer certificate", which
-    /// hides the cause.
+    /// can be used (a file that cannot be read or holds no PEM certificate, a directory that
+    /// cannot be read): OpenSSL passes over such paths (trusting the others), and with none
+    /// left every certificate would be refused as "unable to get local issuer certificate",
+    /// which hides the cause.
     static func unreadableStoreVariable() -> String? {
         let environment = ProcessInfo.processInfo.environment
         var named: [(variable: String, path: String)] = []
@@ -94,12 +95,22 @@ extension TLSContext {
         }
         var first: (variable: String, path: String, reason: String)?
         for (variable, path) in named {
-            guard access(path, R_OK) != 0 else { return nil }
-            first = first ?? (variable, path, String(cString: strerror(errno)))
+            guard access(path, R_OK) == 0 else {
+                first = first ?? (variable, path, "it cannot be read: \(String(cString: strerror(errno)))")
+                continue
+            }
+            guard variable == "SSL_CERT_FILE", !Self.holdsCertificate(path) else { return nil }
+            first = first ?? (variable, path, "it holds no PEM certificate")
         }
         guard let first else { return nil }
-        return "\(first.variable) names \(first.path), which cannot be read (\(first.reason)), and no other trust store is named: "
+        return "\(first.variable) names \(first.path), but \(first.reason), and no other trust store is named: "
             + "point it at your CA certificates, or unset it to trust the system's store"
+    }
+
+    /// Whether the file at `path` holds a PEM certificate, as OpenSSL's bundles do.
+    private static func holdsCertificate(_ path: String) -> Bool {
+        guard let text = try? String(contentsOfFile: path, encoding: .isoLatin1) else { return false }
+        return text.contains("-----BEGIN CERTIFICATE-----") || text.contains("-----BEGIN TRUSTED CERTIFICATE-----")
     }
 }
 
