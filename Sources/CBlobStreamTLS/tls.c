@@ -163,7 +163,6 @@ void bs_tls_free(bs_tls *session) {
     free(session);
 }
 
-// Maps a failed SSL_* call to a BS_TLS_* code, with the reason in `error`.
 // Whether `code` is a fatal alert the peer sent to refuse this client (its certificate, its
 // credentials, its protocol): asking again would be refused again.
 static int is_refusal(unsigned long code) {
@@ -180,6 +179,7 @@ static int is_refusal(unsigned long code) {
     }
 }
 
+// Maps a failed SSL_* call to a BS_TLS_* code, with the reason in `error`.
 static long failure(bs_tls *session, int result, const char *operation, char *error, size_t error_size) {
     int code = SSL_get_error(session->ssl, result);
     switch (code) {

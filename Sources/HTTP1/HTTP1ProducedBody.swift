@@ -55,8 +55,13 @@ extension HTTP1Connection {
         var current = 0
         var sent = 0
         var sliceStart = 0
+        /// Waits what a rate limit asks before the piece in buffer `index`, off the pace's clock.
+        func paceBefore(_ index: Int) throws(HTTP1Error) {
+            guard let reserve = meter?.reserve else { return }
+            try clock.off { () throws(HTTP1Error) in try pause(nanoseconds: reserve(filled[index])) }
+        }
         guard readPiece(into: current) else { return false }
-        if let reserve = meter?.reserve { try clock.off { () throws(HTTP1Error) in try pause(nanoseconds: reserve(filled[current])) } }
+        try paceBefore(current)
         while true {
             let next = 1 - current
             if sent == filled[current] {
@@ -68,7 +73,7 @@ extension HTTP1Connection {
                 current = next
                 sent = 0
                 sliceStart = 0
-                if let reserve = meter?.reserve { try clock.off { () throws(HTTP1Error) in try pause(nanoseconds: reserve(filled[current])) } }
+                try paceBefore(current)
                 continue
             }
             try checkCancelled()

@@ -18,9 +18,6 @@ public struct UploadSource: Sendable {
     /// they end (``live(name:_:)``): a tus upload then defers its length, and nothing can be
     /// read again.
     let isLive: Bool
-    /// Whether a read never waits for more than the disk (a file): a tus chunk of it may be
-    /// read on the request's thread while it is sent (``TusChunkReader/positionForStreaming(at:)``).
-    let readsWithoutWaiting: Bool
     /// Whether its streams open a data source whose version they pin (``dataSource(name:length:_:)``
     /// and the sources built on it), so a version it does not name is a fact, not a gap: an
     /// upload of it then cannot be continued (``TusUploadEvent/unversioned(source:)``). A
@@ -29,6 +26,9 @@ public struct UploadSource: Sendable {
     /// The file's path when the source is a file (``file(path:)``, a `file:` URL): its name is
     /// then a path whatever characters it has (`notes:v2.txt` is no URL).
     let path: String?
+    /// Whether a read never waits for more than the disk (a file): a tus chunk of it may be
+    /// read on the request's thread while it is sent (``TusChunkReader/positionForStreaming(at:)``).
+    var readsWithoutWaiting: Bool { path != nil }
     private let makeStream: @Sendable (_ offset: Int64, _ pin: VersionPin) throws -> Positioned
     /// The typed failure of a live source's producer, once it has failed.
     private let producerFailure: (@Sendable () -> BlobUploadError?)?
@@ -40,14 +40,12 @@ public struct UploadSource: Sendable {
     }
 
     init(
-        name: String, length: Int64?, isLive: Bool = false, readsWithoutWaiting: Bool = false, confirmsVersion: Bool = false,
-        path: String? = nil, producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
+        name: String, length: Int64?, isLive: Bool = false, confirmsVersion: Bool = false, path: String? = nil, producerFailure: (@Sendable () -> BlobUploadError?)? = nil,
         makeStream: @escaping @Sendable (Int64, VersionPin) throws -> Positioned
     ) {
         self.name = name
         self.length = length
         self.isLive = isLive
-        self.readsWithoutWaiting = readsWithoutWaiting
         self.confirmsVersion = confirmsVersion
         self.path = path
         self.producerFailure = producerFailure
@@ -71,14 +69,14 @@ public struct UploadSource: Sendable {
         length: Int64? = nil,
         _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
     ) -> UploadSource {
-        dataSource(name: name, length: length, readsWithoutWaiting: false, makeDataSource)
+        dataSource(name: name, length: length, path: nil, makeDataSource)
     }
 
     static func dataSource(
-        name: String, length: Int64? = nil, readsWithoutWaiting: Bool, path: String? = nil,
+        name: String, length: Int64? = nil, path: String?,
         _ makeDataSource: @escaping @Sendable () throws -> any BlobDataSource
     ) -> UploadSource {
-        UploadSource(name: name, length: length, readsWithoutWaiting: readsWithoutWaiting, confirmsVersion: true, path: path) { offset, pin in
+        UploadSource(name: name, length: length, confirmsVersion: true, path: path) { offset, pin in
             let stream = BlobInputStream(dataSource: PinnedDataSource(try makeDataSource(), pin: pin, offset: offset))
             // Before the open this only records where to start (an offset past the end fails
             // the open); the offsets the upload asks for are never negative.
@@ -92,7 +90,7 @@ public struct UploadSource: Sendable {
     /// time, differs at a reopen or when the end of data is reached) fails the upload rather
     /// than mixing versions, and the last chunk is not sent.
     public static func file(path: String) -> UploadSource {
-        dataSource(name: path, readsWithoutWaiting: true, path: path) { FileDataSource(path: path) }
+        dataSource(name: path, path: path) { FileDataSource(path: path) }
     }
 
     /// The blob at `url`, through `registry`: `file:`, and every scheme registered there
@@ -106,7 +104,7 @@ public struct UploadSource: Sendable {
             throw .source(error)
         }
         return dataSource(
-            name: url.isFileURL ? url.path : url.absoluteString, readsWithoutWaiting: url.isFileURL, path: url.isFileURL ? url.path : nil
+            name: url.isFileURL ? url.path : url.absoluteString, path: url.isFileURL ? url.path : nil
         ) {
             try registry.dataSource(for: url)
         }

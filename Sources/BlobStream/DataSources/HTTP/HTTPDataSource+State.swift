@@ -265,9 +265,13 @@ extension HTTPDataSource {
         case .unusable(let reason):
             return .sourceFailed(resource: resourceName, reason: "\(reason), at offset \(offset)\(place)")
         case .status(let code, _):
-            return .httpStatus(url: resourceName + place, statusCode: code)
+            return .httpStatus(url: statusResource(in: s), statusCode: code)
         }
     }
+
+    /// The `url` a status error names: the resource, and where the request that got the status
+    /// was redirected to, if it was (``redirection(in:)``).
+    func statusResource(in s: State) -> String { resourceName + redirection(in: s) }
 
     /// `, redirected to URL` when the latest request went elsewhere than ``url`` (without its
     /// query, which may be a signature, nor its credentials); else nothing.

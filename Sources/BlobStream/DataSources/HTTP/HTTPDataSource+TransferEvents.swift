@@ -22,7 +22,7 @@ extension HTTPDataSource: HTTPTransferSink {
                     return false
                 }
                 if head["content-length"] == "0" {
-                    fail(.httpStatus(url: resourceName + redirection(in: s), statusCode: code), &s, &effects)
+                    fail(.httpStatus(url: statusResource(in: s), statusCode: code), &s, &effects)
                     return false
                 }
                 // The last answer's body says why (S3's error document): read its start for the message.
@@ -231,7 +231,7 @@ extension HTTPDataSource: HTTPTransferSink {
     /// The status error for `body`, with what it says.
     private func statusError(_ body: ErrorBody, in s: State) -> BlobStreamError {
         .httpStatus(
-            url: resourceName + redirection(in: s), statusCode: body.statusCode,
+            url: statusResource(in: s), statusCode: body.statusCode,
             message: HTTPErrorMessage.message(of: body.bytes, contentType: body.contentType, statusCode: body.statusCode))
     }
 }
